@@ -1,0 +1,39 @@
+package httpapi
+
+import (
+	"log/slog"
+	"time"
+)
+
+// DefaultMaxBodySize is the request body limit when none is configured:
+// 256 KiB (upstream Ocypod's 1024 bytes was too small for real outputs).
+const DefaultMaxBodySize = 256 << 10
+
+// Version is reported by /info/version: the Ocypod API version we implement.
+const Version = "0.8.0"
+
+// Options configure the handlers.
+type Options struct {
+	MaxBodySize  int64         // request body limit in bytes; <= 0 means DefaultMaxBodySize
+	NextJobDelay time.Duration // sleep before answering 204 on an empty queue
+	Logger       *slog.Logger  // nil discards logs
+}
+
+// API serves Ocypod's HTTP endpoints on a Store.
+type API struct {
+	store Store
+	opts  Options
+	log   *slog.Logger
+}
+
+// New returns the API over store.
+func New(store Store, opts Options) *API {
+	if opts.MaxBodySize <= 0 {
+		opts.MaxBodySize = DefaultMaxBodySize
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &API{store: store, opts: opts, log: log}
+}

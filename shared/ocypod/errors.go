@@ -1,0 +1,117 @@
+package ocypod
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind classifies an Error; the HTTP layer maps each kind to one status code.
+type Kind int
+
+// The error kinds.
+const (
+	KindInternal    Kind = iota // 500: a broken invariant or an unexpected Redis reply
+	KindInvalid                 // 400: the request is malformed
+	KindNotFound                // 404: the job or queue does not exist
+	KindConflict                // 409: the job is not in a state that allows the change
+	KindUnavailable             // 503: Redis cannot be reached
+)
+
+// Error is an application error. Message is the exact text a client sees;
+// Err, when set, is the underlying cause and is never shown to clients.
+type Error struct {
+	Kind    Kind
+	Message string
+	Err     error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return e.Message + ": " + e.Err.Error()
+	}
+	return e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrorKind returns the kind of err: the kind of the first *Error in its
+// chain, or KindInternal for anything else.
+func ErrorKind(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return KindInternal
+}
+
+// ErrorMessage returns the client-facing text of err. Errors that are not
+// application errors give a generic text, so internals never leak.
+func ErrorMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "Internal server error"
+}
+
+// JobNotFound is Ocypod's 404 for a missing job.
+func JobNotFound(id uint64) *Error {
+	return &Error{Kind: KindNotFound, Message: fmt.Sprintf("Job with ID %d does not exist", id)}
+}
+
+// QueueNotFound is Ocypod's 404 for a missing queue.
+func QueueNotFound(name string) *Error {
+	return &Error{Kind: KindNotFound, Message: fmt.Sprintf("Queue '%s' does not exist", name)}
+}
+
+// InvalidQueueName is Ocypod's 400 for a queue name outside [A-Za-z0-9_.-]+.
+func InvalidQueueName() *Error {
+	return &Error{Kind: KindInvalid, Message: "Invalid queue name, valid characters: a-zA-Z0-9_.-"}
+}
+
+// EmptyTag is the 400 for a job created with an empty-string tag. Upstream
+// accepted such tags and then failed every delete and expiry of the job; we
+// refuse them at creation instead.
+func EmptyTag() *Error {
+	return &Error{Kind: KindInvalid, Message: "tags cannot be empty"}
+}
+
+// TransitionConflict is Ocypod's 409 for a status change the transition
+// table does not allow.
+func TransitionConflict(from, to Status) *Error {
+	return &Error{Kind: KindConflict, Message: fmt.Sprintf("Cannot change status from %s to %s", from, to)}
+}
+
+// OutputNotRunning is Ocypod's 409 for writing the output of a job that is
+// not running.
+func OutputNotRunning() *Error {
+	return &Error{Kind: KindConflict, Message: "Can only set output for running jobs"}
+}
+
+// HeartbeatNotRunning is Ocypod's 409 for a heartbeat on a job that is not
+// running.
+func HeartbeatNotRunning(id uint64) *Error {
+	return &Error{Kind: KindConflict, Message: fmt.Sprintf("Cannot heartbeat job %d, job is not running", id)}
+}
+
+// Invalid is a 400 with the given message.
+func Invalid(msg string) *Error { return &Error{Kind: KindInvalid, Message: msg} }
+
+// Unavailable wraps a Redis connection failure as Ocypod's 503.
+func Unavailable(err error) *Error {
+	return &Error{Kind: KindUnavailable, Message: "Failed to connect to Redis: " + redact(err), Err: err}
+}
+
+// Internal wraps an unexpected failure. Its message stays generic.
+func Internal(err error) *Error {
+	return &Error{Kind: KindInternal, Message: "Internal server error", Err: err}
+}
+
+// redact returns a short description of a connection error that is safe to
+// show to clients: the error's text with any URL credentials removed.
+func redact(err error) string {
+	if err == nil {
+		return "unknown error"
+	}
+	return RedactSecrets(err.Error())
+}
