@@ -119,10 +119,10 @@ func ParseDuration(s string) (Duration, error) {
 }
 
 type durationParser struct {
-	src       string
-	pos       int // byte offset of the next rune
-	secs      uint64
-	nanos     uint64
+	src   string
+	pos   int // byte offset of the next rune
+	secs  uint64
+	nanos uint64
 }
 
 func (p *durationParser) next() (rune, bool) {

@@ -1,0 +1,193 @@
+// Package sweep runs the store's three maintenance sweeps — timeouts, retries
+// and expiry — the way Ocypod's background monitors did, but as bounded calls
+// that fit both a local ticker and a scheduled Lambda invocation.
+//
+// Each store sweep handles at most one batch of due jobs. Once repeats it
+// until nothing more is due now. Run keeps an invocation alive for a time
+// budget while jobs are about to become due, so a sweeper scheduled once a
+// minute still notices a timeout within MaxWait of its deadline; when nothing
+// is scheduled it returns at once, so an idle deployment costs nothing.
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/ocyless/ocyless/shared/redisstore"
+)
+
+// Kind names a sweep.
+type Kind string
+
+// The three sweeps.
+const (
+	Timeouts Kind = "timeouts" // running jobs past timeout or heartbeat_timeout -> timed_out
+	Retries  Kind = "retries"  // failed jobs whose retry delay passed -> queued
+	Expiry   Kind = "expiry"   // ended jobs past expires_after -> deleted
+)
+
+// Kinds lists every sweep.
+var Kinds = []Kind{Timeouts, Retries, Expiry}
+
+// ParseKind returns the kind named s.
+func ParseKind(s string) (Kind, error) {
+	for _, k := range Kinds {
+		if string(k) == s {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("sweep: unknown kind %q (want timeouts, retries or expiry)", s)
+}
+
+// Store is the part of *redisstore.Store the sweeps use.
+type Store interface {
+	SweepTimeouts(ctx context.Context) (redisstore.SweepResult, error)
+	SweepRetries(ctx context.Context) (redisstore.SweepResult, error)
+	SweepExpiry(ctx context.Context) (redisstore.SweepResult, error)
+}
+
+var _ Store = (*redisstore.Store)(nil)
+
+// Totals count what a Once or Run call did.
+type Totals struct {
+	Batches   int `json:"batches"`
+	TimedOut  int `json:"timed_out"`
+	Retried   int `json:"retried"`
+	Abandoned int `json:"abandoned"`
+	Expired   int `json:"expired"`
+}
+
+func (t *Totals) add(r redisstore.SweepResult) {
+	t.Batches++
+	t.TimedOut += len(r.TimedOut)
+	t.Retried += len(r.Retried)
+	t.Abandoned += len(r.Abandoned)
+	t.Expired += len(r.Expired)
+}
+
+// Jobs is the number of jobs the sweeps changed.
+func (t Totals) Jobs() int { return t.TimedOut + t.Retried + t.Abandoned + t.Expired }
+
+// DefaultMaxWait is how long Run sleeps at most between passes.
+const DefaultMaxWait = 5 * time.Second
+
+// Runner runs sweeps. The zero value of each optional field picks a default.
+type Runner struct {
+	Store  Store
+	Logger *slog.Logger // nil discards
+	// Now and Sleep are the clock; tests replace them.
+	Now   func() time.Time
+	Sleep func(ctx context.Context, d time.Duration) error
+	// MaxWait bounds each sleep of Run, so jobs that start running while it
+	// waits are still checked promptly. Default DefaultMaxWait.
+	MaxWait time.Duration
+}
+
+// Once sweeps kind until nothing more is due now, logging one line per job.
+func Once(ctx context.Context, s Store, kind Kind, log *slog.Logger) (Totals, error) {
+	return Runner{Store: s, Logger: log}.Run(ctx, kind, 0)
+}
+
+// Run sweeps kind until nothing more is due now and then, while the budget
+// lasts, sleeps until the next job becomes due (at most MaxWait at a time)
+// and sweeps again. It returns when nothing is scheduled within the budget,
+// when the budget is spent, or on the first error. A budget <= 0 makes it a
+// single Once.
+func (r Runner) Run(ctx context.Context, kind Kind, budget time.Duration) (Totals, error) {
+	now, sleep, log := r.Now, r.Sleep, r.Logger
+	if now == nil {
+		now = time.Now
+	}
+	if sleep == nil {
+		sleep = sleepCtx
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	maxWait := r.MaxWait
+	if maxWait <= 0 {
+		maxWait = DefaultMaxWait
+	}
+	sweepFn, err := r.sweepFunc(kind)
+	if err != nil {
+		return Totals{}, err
+	}
+	var tot Totals
+	end := now().Add(budget)
+	for {
+		res, err := sweepFn(ctx)
+		if err != nil {
+			return tot, fmt.Errorf("sweep %s: %w", kind, err)
+		}
+		tot.add(res)
+		logJobs(ctx, log, res)
+		if res.More {
+			if budget > 0 && !now().Before(end) {
+				break
+			}
+			continue
+		}
+		if budget <= 0 || res.NextDue.IsZero() {
+			break
+		}
+		wait := min(max(res.NextDue.Sub(now()), 0), maxWait)
+		if !now().Add(wait).Before(end) {
+			break
+		}
+		if wait > 0 {
+			if err := sleep(ctx, wait); err != nil {
+				break // cancelled: report what was done
+			}
+		}
+	}
+	if tot.Jobs() > 0 {
+		log.InfoContext(ctx, "sweep finished", slog.String("sweep", string(kind)),
+			slog.Int("batches", tot.Batches), slog.Int("timed_out", tot.TimedOut),
+			slog.Int("retried", tot.Retried), slog.Int("abandoned", tot.Abandoned),
+			slog.Int("expired", tot.Expired))
+	}
+	return tot, nil
+}
+
+func (r Runner) sweepFunc(kind Kind) (func(context.Context) (redisstore.SweepResult, error), error) {
+	switch kind {
+	case Timeouts:
+		return r.Store.SweepTimeouts, nil
+	case Retries:
+		return r.Store.SweepRetries, nil
+	case Expiry:
+		return r.Store.SweepExpiry, nil
+	}
+	_, err := ParseKind(string(kind))
+	return nil, err
+}
+
+// logJobs writes one line per job event, like Ocypod's "[job:3] timed out".
+func logJobs(ctx context.Context, log *slog.Logger, res redisstore.SweepResult) {
+	for _, ev := range []struct {
+		msg string
+		ids []uint64
+	}{
+		{"job timed out", res.TimedOut},
+		{"job retried", res.Retried},
+		{"job retry abandoned, queue deleted", res.Abandoned},
+		{"job expired", res.Expired},
+	} {
+		for _, id := range ev.ids {
+			log.InfoContext(ctx, ev.msg, slog.Uint64("job_id", id))
+		}
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

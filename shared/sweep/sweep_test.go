@@ -1,0 +1,141 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ocyless/ocyless/shared/redisstore"
+)
+
+// fakeStore replays scripted results for the timeouts sweep and counts calls.
+type fakeStore struct {
+	results []redisstore.SweepResult
+	err     error
+	calls   int
+}
+
+func (f *fakeStore) next() (redisstore.SweepResult, error) {
+	f.calls++
+	if f.err != nil {
+		return redisstore.SweepResult{}, f.err
+	}
+	if len(f.results) == 0 {
+		return redisstore.SweepResult{}, nil
+	}
+	r := f.results[0]
+	f.results = f.results[1:]
+	return r, nil
+}
+
+func (f *fakeStore) SweepTimeouts(context.Context) (redisstore.SweepResult, error) { return f.next() }
+func (f *fakeStore) SweepRetries(context.Context) (redisstore.SweepResult, error)  { return f.next() }
+func (f *fakeStore) SweepExpiry(context.Context) (redisstore.SweepResult, error)   { return f.next() }
+
+// fakeClock advances only when the runner sleeps.
+type fakeClock struct {
+	now    time.Time
+	sleeps []time.Duration
+}
+
+func (c *fakeClock) Now() time.Time { return c.now }
+func (c *fakeClock) Sleep(_ context.Context, d time.Duration) error {
+	c.sleeps = append(c.sleeps, d)
+	c.now = c.now.Add(d)
+	return nil
+}
+
+func TestOnceDrainsBatches(t *testing.T) {
+	t.Parallel()
+	st := &fakeStore{results: []redisstore.SweepResult{
+		{TimedOut: []uint64{1, 2}, More: true},
+		{TimedOut: []uint64{3}, NextDue: time.Unix(100, 0)},
+	}}
+	tot, err := Once(context.Background(), st, Timeouts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tot.TimedOut != 3 || tot.Batches != 2 || st.calls != 2 {
+		t.Fatalf("Once = %+v after %d calls, want 3 timed out in 2 batches", tot, st.calls)
+	}
+}
+
+func TestRunWaitsForNextDueWithinBudget(t *testing.T) {
+	t.Parallel()
+	start := time.Unix(1000, 0)
+	clk := &fakeClock{now: start}
+	st := &fakeStore{results: []redisstore.SweepResult{
+		{NextDue: start.Add(2 * time.Second)},
+		{TimedOut: []uint64{7}, NextDue: start.Add(30 * time.Second)},
+		{},
+	}}
+	r := Runner{Store: st, Now: clk.Now, Sleep: clk.Sleep, MaxWait: 5 * time.Second}
+	tot, err := r.Run(context.Background(), Timeouts, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tot.TimedOut != 1 {
+		t.Fatalf("TimedOut = %d, want 1", tot.TimedOut)
+	}
+	// 2s to the first due job, then MaxWait steps, never past the budget.
+	want := []time.Duration{2 * time.Second, 5 * time.Second}
+	if len(clk.sleeps) < 2 || clk.sleeps[0] != want[0] || clk.sleeps[1] != want[1] {
+		t.Fatalf("sleeps = %v, want to start with %v", clk.sleeps, want)
+	}
+	if clk.now.Sub(start) > 20*time.Second {
+		t.Fatalf("ran %v, past the 20s budget", clk.now.Sub(start))
+	}
+}
+
+func TestRunReturnsAtOnceWhenIdle(t *testing.T) {
+	t.Parallel()
+	clk := &fakeClock{now: time.Unix(1000, 0)}
+	st := &fakeStore{}
+	r := Runner{Store: st, Now: clk.Now, Sleep: clk.Sleep}
+	if _, err := r.Run(context.Background(), Expiry, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if st.calls != 1 || len(clk.sleeps) != 0 {
+		t.Fatalf("idle run made %d calls and slept %v, want 1 call and no sleep", st.calls, clk.sleeps)
+	}
+}
+
+func TestRunStopsWhenNextDueIsBeyondBudget(t *testing.T) {
+	t.Parallel()
+	start := time.Unix(1000, 0)
+	clk := &fakeClock{now: start}
+	st := &fakeStore{results: []redisstore.SweepResult{{NextDue: start.Add(time.Hour)}}}
+	r := Runner{Store: st, Now: clk.Now, Sleep: clk.Sleep, MaxWait: time.Minute}
+	if _, err := r.Run(context.Background(), Retries, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if len(clk.sleeps) != 0 {
+		t.Fatalf("slept %v although nothing is due within the budget", clk.sleeps)
+	}
+}
+
+func TestRunReportsStoreErrors(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("boom")
+	st := &fakeStore{err: boom}
+	_, err := Once(context.Background(), st, Retries, nil)
+	if !errors.Is(err, boom) {
+		t.Fatalf("Once error = %v, want %v", err, boom)
+	}
+}
+
+func TestParseKind(t *testing.T) {
+	t.Parallel()
+	for _, k := range Kinds {
+		if got, err := ParseKind(string(k)); err != nil || got != k {
+			t.Errorf("ParseKind(%q) = %q, %v", k, got, err)
+		}
+	}
+	if _, err := ParseKind("nope"); err == nil {
+		t.Error("ParseKind(nope) succeeded")
+	}
+	if _, err := Once(context.Background(), &fakeStore{}, Kind("nope"), nil); err == nil {
+		t.Error("Once with an unknown kind succeeded")
+	}
+}
