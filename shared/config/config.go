@@ -2,11 +2,21 @@
 // (with ${VAR} and ${VAR=default} interpolation) for the local server, and
 // OCYPOD_* environment variables, which override the file and are the only
 // source on Lambda.
+//
+// The result is one typed, validated Config. No error text and no String or
+// LogValue output ever contains a Redis password or token: URLs are shown
+// with their user information removed.
 package config
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
@@ -16,20 +26,22 @@ import (
 type Config struct {
 	Server Server
 	Redis  Redis
+	Sweep  Sweep
 	// Queues are created (or their settings reset) at start, like Ocypod's
-	// [queue.<name>] sections.
+	// [queue.<name>] sections. Durations are whole seconds, as stored.
 	Queues map[string]ocypod.QueueSettings
 }
 
 // Server configures HTTP and the sweeps.
 type Server struct {
 	Host                 string        // default 127.0.0.1
-	Port                 uint16        // default 8023
-	MaxBodySize          int64         // bytes; default 256 KiB
-	TimeoutCheckInterval time.Duration // default 30s
-	RetryCheckInterval   time.Duration // default 60s
-	ExpiryCheckInterval  time.Duration // default 5m
-	ShutdownTimeout      time.Duration // default 30s
+	Port                 uint16        // default 8023; 0 picks a free port
+	Threads              int           // accepted for compatibility and ignored; 0 if unset
+	MaxBodySize          int64         // bytes; default 256 KiB (DefaultMaxBodySize)
+	TimeoutCheckInterval time.Duration // default 30s; > 0
+	RetryCheckInterval   time.Duration // default 60s; > 0
+	ExpiryCheckInterval  time.Duration // default 5m; > 0
+	ShutdownTimeout      time.Duration // default 30s; whole seconds, at most 65535s
 	NextJobDelay         time.Duration // default 0
 	LogLevel             slog.Level    // default info
 }
@@ -37,9 +49,9 @@ type Server struct {
 // Redis configures the store's connection.
 type Redis struct {
 	URL          string // empty: the local server embeds miniredis
-	KeyNamespace string // hash tag of every key; empty means "ocypod"
+	KeyNamespace string // hash tag of every key; empty means the store's default
 	ClusterMode  bool
-	PoolSize     int
+	PoolSize     int           // 0 means the client's default
 	Timeout      time.Duration // dial/read/write timeout; default 2s
 	// IAMUser enables ElastiCache IAM auth as this user (user id = name).
 	IAMUser string
@@ -49,14 +61,234 @@ type Redis struct {
 	Serverless bool // the cache is ElastiCache Serverless
 }
 
+// Sweep configures the scheduled sweeper Lambdas.
+type Sweep struct {
+	// Budget is how long one sweeper invocation may keep sweeping before it
+	// returns (the rest waits for the next schedule). Default 50s.
+	Budget time.Duration
+	// Batch is the most jobs one sweep call handles. Default 100.
+	Batch int
+}
+
+// Defaults that differ from zero values.
+const (
+	DefaultHost                 = "127.0.0.1"
+	DefaultPort                 = 8023
+	DefaultMaxBodySize          = 256 << 10 // upstream Ocypod: 1024 bytes, too small for real outputs
+	DefaultTimeoutCheckInterval = 30 * time.Second
+	DefaultRetryCheckInterval   = 60 * time.Second
+	DefaultExpiryCheckInterval  = 5 * time.Minute
+	DefaultShutdownTimeout      = 30 * time.Second
+	DefaultRedisTimeout         = 2 * time.Second
+	DefaultSweepBudget          = 50 * time.Second
+	DefaultSweepBatch           = 100
+
+	// MaxShutdownTimeout is Ocypod's limit on server.shutdown_timeout.
+	MaxShutdownTimeout = 65535 * time.Second
+	// MaxSweepBatch bounds OCYPOD_SWEEP_BATCH: one sweep call is one script,
+	// and a huge batch would block Redis.
+	MaxSweepBatch = 10_000
+)
+
 // Default returns the built-in defaults.
-func Default() Config { return Config{} }
+func Default() Config {
+	return Config{
+		Server: Server{
+			Host:                 DefaultHost,
+			Port:                 DefaultPort,
+			MaxBodySize:          DefaultMaxBodySize,
+			TimeoutCheckInterval: DefaultTimeoutCheckInterval,
+			RetryCheckInterval:   DefaultRetryCheckInterval,
+			ExpiryCheckInterval:  DefaultExpiryCheckInterval,
+			ShutdownTimeout:      DefaultShutdownTimeout,
+			LogLevel:             slog.LevelInfo,
+		},
+		Redis: Redis{Timeout: DefaultRedisTimeout},
+		Sweep: Sweep{Budget: DefaultSweepBudget, Batch: DefaultSweepBatch},
+	}
+}
+
+// FileError is a configuration file that cannot be read or parsed. Its text
+// is Ocypod's: "Failed to parse config file <path>: <msg>".
+type FileError struct {
+	Path string
+	Err  error
+}
+
+func (e *FileError) Error() string {
+	return fmt.Sprintf("Failed to parse config file %s: %v", e.Path, e.Err)
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+// upstreamError is an error whose text is Ocypod's, capitals included.
+type upstreamError string
+
+func (e upstreamError) Error() string { return string(e) }
 
 // Load reads the TOML file at path (none if path is empty), then applies
-// OCYPOD_* variables from getenv, then validates.
+// OCYPOD_* variables from getenv, then validates. getenv is also the source
+// of ${VAR} interpolation in the file; nil means an empty environment.
+// File problems are *FileError; the other errors name the offending field
+// or variable.
 func Load(path string, getenv func(string) (string, bool)) (Config, error) {
-	return Config{}, errors.New("TODO")
+	if getenv == nil {
+		getenv = noEnv
+	}
+	c := Default()
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // the path is already in the message
+			}
+			return Config{}, &FileError{Path: path, Err: err}
+		}
+		if c, err = parse(data, getenv); err != nil {
+			return Config{}, &FileError{Path: path, Err: err}
+		}
+	}
+	if err := applyEnv(&c, getenv); err != nil {
+		return Config{}, err
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
 }
 
 // FromEnv is Load without a file: the Lambda configuration.
 func FromEnv(getenv func(string) (string, bool)) (Config, error) { return Load("", getenv) }
+
+// Parse reads a configuration file's content: ${VAR} interpolation from
+// getenv, then Ocypod's TOML format on top of the defaults, then Validate.
+// OCYPOD_* variables are not applied (Load does that).
+func Parse(data []byte, getenv func(string) (string, bool)) (Config, error) {
+	if getenv == nil {
+		getenv = noEnv
+	}
+	c, err := parse(data, getenv)
+	if err != nil {
+		return Config{}, err
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+func noEnv(string) (string, bool) { return "", false }
+
+// parse interpolates and decodes data onto the defaults, without validation.
+func parse(data []byte, getenv func(string) (string, bool)) (Config, error) {
+	text, err := Interpolate(string(data), getenv)
+	if err != nil {
+		return Config{}, err
+	}
+	c := Default()
+	if err := decodeTOML(text, &c); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+var namespaceRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{0,64}$`)
+
+// Validate checks the whole configuration. Each error names the file key and
+// the environment variable that set the offending value.
+func (c Config) Validate() error {
+	s := c.Server
+	for _, iv := range []struct {
+		key, env string
+		d        time.Duration
+	}{
+		{"server.timeout_check_interval", "OCYPOD_TIMEOUT_CHECK_INTERVAL", s.TimeoutCheckInterval},
+		{"server.retry_check_interval", "OCYPOD_RETRY_CHECK_INTERVAL", s.RetryCheckInterval},
+		{"server.expiry_check_interval", "OCYPOD_EXPIRY_CHECK_INTERVAL", s.ExpiryCheckInterval},
+	} {
+		if iv.d <= 0 {
+			return fmt.Errorf("%s (%s) must be greater than zero, got %s", iv.key, iv.env, iv.d)
+		}
+	}
+	if s.ShutdownTimeout > MaxShutdownTimeout {
+		return upstreamError("Maximum shutdown_timeout is 65535 seconds")
+	}
+	if s.ShutdownTimeout < 0 || s.NextJobDelay < 0 {
+		return errors.New("server.shutdown_timeout and server.next_job_delay cannot be negative")
+	}
+	if s.MaxBodySize <= 0 {
+		return fmt.Errorf("server.max_body_size (OCYPOD_MAX_BODY_SIZE) must be greater than zero, got %d", s.MaxBodySize)
+	}
+	if s.Threads < 0 {
+		return fmt.Errorf("server.threads cannot be negative, got %d", s.Threads)
+	}
+	if err := c.Redis.validate(); err != nil {
+		return err
+	}
+	if c.Sweep.Budget <= 0 {
+		return fmt.Errorf("sweep.budget (OCYPOD_SWEEP_BUDGET) must be greater than zero, got %s", c.Sweep.Budget)
+	}
+	if c.Sweep.Batch < 1 || c.Sweep.Batch > MaxSweepBatch {
+		return fmt.Errorf("sweep.batch (OCYPOD_SWEEP_BATCH) must be between 1 and %d, got %d", MaxSweepBatch, c.Sweep.Batch)
+	}
+	for _, name := range c.QueueNames() {
+		if !ocypod.ValidQueueName(name) {
+			return fmt.Errorf("[queue.%q]: Invalid queue name, valid characters: a-zA-Z0-9_.-", name)
+		}
+	}
+	return nil
+}
+
+func (r Redis) validate() error {
+	if !namespaceRE.MatchString(r.KeyNamespace) {
+		return fmt.Errorf("redis.key_namespace (OCYPOD_KEY_NAMESPACE) %q is invalid: at most 64 characters among a-zA-Z0-9_.-", r.KeyNamespace)
+	}
+	if r.PoolSize < 0 {
+		return fmt.Errorf("redis.pool_size (OCYPOD_REDIS_POOL_SIZE) cannot be negative, got %d", r.PoolSize)
+	}
+	if r.Timeout <= 0 {
+		return fmt.Errorf("redis.timeout (OCYPOD_REDIS_TIMEOUT) must be greater than zero, got %s", r.Timeout)
+	}
+	u, err := checkRedisURL(r.URL)
+	if err != nil {
+		return err
+	}
+	if r.IAMUser == "" {
+		return nil
+	}
+	switch {
+	case u == nil || u.Scheme != "rediss":
+		return fmt.Errorf("redis.iam_user (OCYPOD_REDIS_IAM_USER) needs a TLS URL rediss://host:port in redis.url (OCYPOD_REDIS_URL), got %q", r.RedactedURL())
+	case u.User != nil:
+		if _, hasPass := u.User.Password(); hasPass {
+			return errors.New("redis.iam_user (OCYPOD_REDIS_IAM_USER) conflicts with the password in redis.url (OCYPOD_REDIS_URL): the IAM token is the password")
+		}
+	}
+	if r.CacheName == "" {
+		return errors.New("redis.iam_user (OCYPOD_REDIS_IAM_USER) needs redis.cache_name (OCYPOD_REDIS_CACHE_NAME): the replication group id or serverless cache name")
+	}
+	if strings.ContainsAny(r.IAMUser, " \t\r\n") || strings.ContainsAny(r.CacheName, " \t\r\n/") {
+		return errors.New("redis.iam_user and redis.cache_name (OCYPOD_REDIS_IAM_USER, OCYPOD_REDIS_CACHE_NAME) cannot contain spaces or '/'")
+	}
+	return nil
+}
+
+// QueueNames returns the configured queue names, sorted.
+func (c Config) QueueNames() []string {
+	names := make([]string, 0, len(c.Queues))
+	for n := range c.Queues {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Addr is host:port for net.Listen (IPv6 hosts get brackets).
+func (s Server) Addr() string {
+	host := s.Host
+	if strings.Contains(host, ":") && !strings.HasPrefix(host, "[") {
+		host = "[" + host + "]"
+	}
+	return fmt.Sprintf("%s:%d", host, s.Port)
+}

@@ -1,0 +1,132 @@
+// Command ocypod-local is the all-in-one local Ocypod server: every HTTP
+// route on one address, the three maintenance sweeps on tickers, and Redis
+// either from the configuration or, when none is configured, an embedded
+// in-memory miniredis. It reads Ocypod's TOML configuration file and the
+// OCYPOD_* environment variables.
+//
+//	ocypod-local [CONFIG_PATH]
+//	ocypod-local -h | --help
+//	ocypod-local -V | --version
+//
+// SIGINT or SIGTERM shut it down gracefully within server.shutdown_timeout.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/ocyless/ocyless/shared/config"
+	"github.com/ocyless/ocyless/shared/httpapi"
+)
+
+const program = "ocypod-local"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// run is the whole program: args are the command-line arguments without the
+// program name, getenv the environment. It returns nil after a graceful
+// shutdown (ctx cancelled) and after -h or -V, and an error whose text is
+// meant for the user otherwise.
+func run(ctx context.Context, args []string, getenv func(string) (string, bool), stdout, stderr io.Writer) error {
+	return runWith(ctx, args, getenv, stdout, stderr, hooks{})
+}
+
+// hooks let tests observe a running server.
+type hooks struct {
+	// listening is called with the bound address (host:port) once the
+	// server accepts connections; tests use port 0.
+	listening func(addr string)
+}
+
+func runWith(ctx context.Context, args []string, getenv func(string) (string, bool), stdout, stderr io.Writer, h hooks) error {
+	path, action, err := parseArgs(args)
+	switch {
+	case err != nil:
+		return err
+	case action == "help":
+		_, err := io.WriteString(stdout, usage())
+		return err
+	case action == "version":
+		_, err := fmt.Fprintf(stdout, "%s %s\n", program, httpapi.Version)
+		return err
+	}
+	cfg, err := config.Load(path, getenv)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, cfg, path, getenv, stderr, h)
+}
+
+// parseArgs reads [CONFIG_PATH], -h/--help and -V/--version. action is
+// "help", "version" or "" (run the server).
+func parseArgs(args []string) (path, action string, err error) {
+	var positional []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-h" || a == "--help":
+			return "", "help", nil
+		case a == "-V" || a == "--version":
+			return "", "version", nil
+		case a == "--":
+			positional = append(positional, args[i+1:]...)
+			i = len(args)
+		case strings.HasPrefix(a, "-") && a != "-":
+			return "", "", fmt.Errorf("error: unexpected argument '%s'\n\nUsage: %s [CONFIG_PATH]\n\nFor more information, try '--help'", a, program)
+		default:
+			positional = append(positional, a)
+		}
+	}
+	switch len(positional) {
+	case 0:
+		return "", "", nil
+	case 1:
+		if positional[0] == "" {
+			return "", "", errors.New("error: the config path is empty")
+		}
+		return positional[0], "", nil
+	}
+	return "", "", fmt.Errorf("error: unexpected argument '%s'\n\nUsage: %s [CONFIG_PATH]\n\nFor more information, try '--help'", positional[1], program)
+}
+
+// usage is the --help text, including every OCYPOD_* variable.
+func usage() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `%s %s
+Ocypod-compatible job queue server: every route, the sweeps, and Redis (an
+embedded in-memory miniredis when no Redis URL is configured).
+
+Usage: %s [CONFIG_PATH]
+
+Arguments:
+  [CONFIG_PATH]  Path to an Ocypod TOML configuration file
+
+Options:
+  -h, --help     Print help
+  -V, --version  Print version
+
+Environment (overrides the file; an empty value counts as unset):
+`, program, httpapi.Version, program)
+	for _, v := range config.EnvVars() {
+		fmt.Fprintf(&b, "  %-30s %s", v.Name, v.Description)
+		if v.Default != "" {
+			fmt.Fprintf(&b, " [default: %s]", v.Default)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}

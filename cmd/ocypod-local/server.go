@@ -1,0 +1,279 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ocyless/ocyless/shared/config"
+	"github.com/ocyless/ocyless/shared/httpapi"
+	"github.com/ocyless/ocyless/shared/iamauth"
+	"github.com/ocyless/ocyless/shared/ocypod"
+	"github.com/ocyless/ocyless/shared/redisstore"
+	"github.com/ocyless/ocyless/shared/sweep"
+)
+
+// HTTP server limits. Ocypod's API has small JSON bodies; the write timeout
+// leaves room for next_job_delay.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = time.Minute
+	writeTimeout      = time.Minute
+	idleTimeout       = 2 * time.Minute
+	maxHeaderBytes    = 64 << 10
+	startupTimeout    = 30 * time.Second // queue creation at start
+)
+
+// startError is a startup failure with Ocypod's wording: "<msg>: <cause>".
+// The cause's text is redacted: it may come from a Redis URL.
+type startError struct {
+	msg string
+	err error
+}
+
+func (e *startError) Error() string { return e.msg + ": " + ocypod.RedactSecrets(e.err.Error()) }
+func (e *startError) Unwrap() error { return e.err }
+
+// newLogger returns the text logger on w at level, naming LevelTrace
+// "TRACE".
+func newLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{
+		Level: level,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.LevelKey && len(groups) == 0 {
+				if l, ok := a.Value.Any().(slog.Level); ok && l <= config.LevelTrace {
+					a.Value = slog.StringValue("TRACE")
+				}
+			}
+			return a
+		},
+	}))
+}
+
+// serve runs the server for cfg until ctx is cancelled, then shuts it down
+// gracefully and returns nil. path is the configuration file ("" if none).
+func serve(ctx context.Context, cfg config.Config, path string, getenv func(string) (string, bool), stderr io.Writer, h hooks) error {
+	log := newLogger(stderr, cfg.Server.LogLevel)
+	if path == "" {
+		log.Info("No config file given, using the defaults and OCYPOD_* environment variables")
+	}
+	client, closeRedis, err := openRedis(cfg, getenv, log)
+	if err != nil {
+		return err
+	}
+	defer closeRedis()
+	store, err := redisstore.New(client, redisstore.Options{Namespace: cfg.Redis.KeyNamespace, SweepBatch: cfg.Sweep.Batch})
+	if err != nil {
+		return &startError{"Failed to initialise Redis connection pool", err}
+	}
+	if err := initQueues(ctx, store, cfg, log); err != nil {
+		return err
+	}
+	if len(cfg.Queues) == 0 {
+		pctx, cancel := context.WithTimeout(ctx, cfg.Redis.Timeout)
+		if err := store.Ping(pctx); err != nil {
+			log.Warn("Redis is not reachable yet; requests fail with 503 until it is",
+				slog.String("redis", cfg.Redis.RedactedURL()), slog.String("error", ocypod.RedactSecrets(err.Error())))
+		}
+		cancel()
+	}
+
+	ln, err := net.Listen("tcp", cfg.Server.Addr())
+	if err != nil {
+		return err
+	}
+	addr := ln.Addr().String()
+	log.Info("Starting queue server at: " + addr)
+	api := httpapi.New(store, httpapi.Options{
+		MaxBodySize:  cfg.Server.MaxBodySize,
+		NextJobDelay: cfg.Server.NextJobDelay,
+		Logger:       log,
+	})
+	srv := &http.Server{
+		Handler:           accessLog(api.Handler(), log),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout + cfg.Server.NextJobDelay,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	sweepCtx, stopSweeps := context.WithCancel(ctx)
+	var sweeps sync.WaitGroup
+	for _, k := range sweep.Kinds {
+		every := interval(cfg.Server, k)
+		log.Info(fmt.Sprintf("Checking job %s every %s", k, ocypod.FromStd(every)))
+		sweeps.Go(func() { sweepLoop(sweepCtx, store, k, every, cfg.Sweep.Budget, log) })
+	}
+	if h.listening != nil {
+		h.listening(addr)
+	}
+
+	select {
+	case err = <-served: // the listener failed
+		stopSweeps()
+		sweeps.Wait()
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("Shutting down", slog.Duration("timeout", cfg.Server.ShutdownTimeout))
+	stopSweeps()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Server.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("Requests still running at the end of shutdown_timeout were cut off", slog.String("error", err.Error()))
+		_ = srv.Close()
+	}
+	sweeps.Wait()
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("Stopped")
+	return nil
+}
+
+// openRedis returns the Redis client of cfg (with ElastiCache IAM auth when
+// configured), or of an embedded miniredis when no URL is configured, and
+// the function that closes them.
+func openRedis(cfg config.Config, getenv func(string) (string, bool), log *slog.Logger) (redis.UniversalClient, func(), error) {
+	r := cfg.Redis
+	opts := redisstore.ClientOptions{
+		URL: r.URL, ClusterMode: r.ClusterMode, PoolSize: r.PoolSize,
+		DialTimeout: r.Timeout, ReadTimeout: r.Timeout, WriteTimeout: r.Timeout,
+	}
+	closeMini := func() {}
+	if r.URL == "" {
+		m, err := miniredis.Run()
+		if err != nil {
+			return nil, nil, &startError{"Failed to start the embedded Redis", err}
+		}
+		opts.URL, closeMini = "redis://"+m.Addr(), m.Close
+		log.Warn("No Redis URL configured: using an embedded miniredis, data is kept in memory only and lost on exit",
+			slog.String("addr", m.Addr()))
+	} else {
+		if r.IAMUser != "" {
+			p, err := iamauth.FromEnv(getenv, iamauth.Options{UserID: r.IAMUser, CacheName: r.CacheName, Serverless: r.Serverless})
+			if err != nil {
+				return nil, nil, &startError{"Failed to initialise Redis connection pool", err}
+			}
+			opts.Credentials = p.Credentials
+		}
+		log.Info("Using Redis", slog.Any("redis", r))
+	}
+	client, err := redisstore.NewClient(opts)
+	if err != nil {
+		closeMini()
+		return nil, nil, &startError{"Failed to initialise Redis connection pool", err}
+	}
+	return client, func() { _ = client.Close(); closeMini() }, nil
+}
+
+// initQueues creates the configured queues that are missing and resets
+// those whose stored settings differ. Queues not in the configuration are
+// left alone, as Ocypod does.
+func initQueues(ctx context.Context, store *redisstore.Store, cfg config.Config, log *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(ctx, startupTimeout)
+	defer cancel()
+	for _, name := range cfg.QueueNames() {
+		want := cfg.Queues[name]
+		have, err := store.GetQueue(ctx, name)
+		switch {
+		case err == nil && sameSettings(have, want):
+			log.Debug("Queue settings up to date", slog.String("queue", name))
+			continue
+		case err != nil && ocypod.ErrorKind(err) != ocypod.KindNotFound:
+			return &startError{"Failed to initialise queues from configuration file", err}
+		}
+		created, err := store.PutQueue(ctx, name, want)
+		if err != nil {
+			return &startError{"Failed to initialise queues from configuration file", err}
+		}
+		what := "updated"
+		if created {
+			what = "created"
+		}
+		log.Info("Queue "+what+" from configuration", slog.String("queue", name))
+	}
+	return nil
+}
+
+// sameSettings compares queue settings, treating nil and empty retry delays
+// alike.
+func sameSettings(a, b ocypod.QueueSettings) bool {
+	return a.Timeout == b.Timeout && a.HeartbeatTimeout == b.HeartbeatTimeout && a.ExpiresAfter == b.ExpiresAfter &&
+		a.Retries == b.Retries && slices.Equal(a.RetryDelays, b.RetryDelays)
+}
+
+// interval is the configured period of sweep k.
+func interval(s config.Server, k sweep.Kind) time.Duration {
+	switch k {
+	case sweep.Timeouts:
+		return s.TimeoutCheckInterval
+	case sweep.Retries:
+		return s.RetryCheckInterval
+	}
+	return s.ExpiryCheckInterval
+}
+
+// sweepLoop runs sweep k at once and then every period until ctx ends, as
+// Ocypod's monitors do. Each pass may take at most budget; failures are
+// logged and the next tick tries again.
+func sweepLoop(ctx context.Context, store *redisstore.Store, k sweep.Kind, every, budget time.Duration, log *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		pctx, cancel := context.WithTimeout(ctx, budget)
+		_, err := sweep.Once(pctx, store, k, log)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			log.Error("Job "+string(k)+" monitoring failed",
+				slog.String("sweep", string(k)), slog.String("error", ocypod.RedactSecrets(err.Error())))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// accessLog logs every request at debug level (Ocypod logs none).
+func accessLog(next http.Handler, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !log.Enabled(r.Context(), slog.LevelDebug) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(sw, r)
+		log.DebugContext(r.Context(), "request", slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()),
+			slog.Int("status", sw.status), slog.Duration("duration", time.Since(start)))
+	})
+}
+
+// statusWriter records the status code of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
