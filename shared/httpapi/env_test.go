@@ -1,0 +1,112 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ocyless/ocyless/shared/redisstore"
+	"github.com/ocyless/ocyless/shared/redistest"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// t0 is the test clock's start: microseconds, as the store keeps them.
+var t0 = time.Date(2024, 3, 1, 10, 0, 0, 123456000, time.UTC)
+
+// testClock is an adjustable clock for the store.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// testEnv is an API over the real store, on the shared private
+// redis-server, in a namespace of its own.
+type testEnv struct {
+	api   *API
+	h     http.Handler
+	clock *testClock
+	logs  *logRecorder
+	// snapshot returns every key of the namespace with its DUMP.
+	snapshot func(tb testing.TB) map[string]string
+}
+
+func newEnv(tb testing.TB, opts Options) *testEnv {
+	tb.Helper()
+	rdb := redistest.Shared(tb).Client()
+	ns := redistest.Namespace(tb)
+	clock := &testClock{now: t0}
+	store, err := redisstore.New(rdb, redisstore.Options{Namespace: ns, Now: clock.Now})
+	if err != nil {
+		tb.Fatalf("redisstore.New: %v", err)
+	}
+	logs := &logRecorder{tb: tb}
+	opts.Logger = slog.New(logs)
+	api := New(store, opts)
+	// Every key of a namespace starts with "{<ns>}:" (redisstore's key
+	// layout); this is a SCAN pattern, not a key name.
+	match := "{" + ns + "}:*"
+	snapshot := func(tb testing.TB) map[string]string {
+		tb.Helper()
+		ctx := context.Background()
+		keys, err := rdb.Keys(ctx, match).Result()
+		if err != nil {
+			tb.Fatalf("KEYS %s: %v", match, err)
+		}
+		slices.Sort(keys)
+		out := make(map[string]string, len(keys))
+		for _, k := range keys {
+			d, err := rdb.Dump(ctx, k).Result()
+			if err != nil {
+				tb.Fatalf("DUMP %s: %v", k, err)
+			}
+			out[k] = d
+		}
+		return out
+	}
+	return &testEnv{api: api, h: api.Handler(), clock: clock, logs: logs, snapshot: snapshot}
+}
+
+// must sends a request and fails tb unless the status is want.
+func (e *testEnv) must(tb testing.TB, method, target, body string, want int) string {
+	tb.Helper()
+	w := do(e.h, method, target, body)
+	if w.Code != want {
+		tb.Fatalf("%s %s %s = %d %q, want %d", method, target, body, w.Code, w.Body, want)
+	}
+	return w.Body.String()
+}
+
+// seedQueue creates queue name with the given settings body.
+func (e *testEnv) seedQueue(tb testing.TB, name, settings string) {
+	tb.Helper()
+	e.must(tb, http.MethodPut, "/queue/"+name, settings, http.StatusCreated)
+}
+
+// seedJob creates a job on queue and returns its id as the body gave it.
+func (e *testEnv) seedJob(tb testing.TB, queue, spec string) string {
+	tb.Helper()
+	return e.must(tb, http.MethodPost, "/queue/"+queue+"/job", spec, http.StatusCreated)
+}
+
+// take takes the next job of queue and returns the response body.
+func (e *testEnv) take(tb testing.TB, queue string) string {
+	tb.Helper()
+	return e.must(tb, http.MethodGet, "/queue/"+queue+"/job", "", http.StatusOK)
+}

@@ -1,0 +1,195 @@
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/ocyless/ocyless/shared/ocypod"
+)
+
+// jobID parses the {id} path value (404 with upstream's text if it is not a
+// u64).
+func jobID(r *http.Request) (uint64, error) { return parseJobID(r.PathValue("id")) }
+
+// getJob serves GET /job/{id}[?fields=a,b]: the job's fields, all 17 in
+// ocypod.JobFields order, or those requested in the requested order.
+func (a *API) getJob() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := jobID(r)
+		if err != nil {
+			a.writeError(w, r, err)
+			return
+		}
+		fields, err := parseFields(r.URL.RawQuery)
+		if err != nil {
+			a.writeError(w, r, err)
+			return
+		}
+		job, err := a.store.GetJob(r.Context(), id)
+		if err == nil && job == nil {
+			err = ocypod.JobNotFound(id)
+		}
+		if err != nil {
+			a.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, appendJob(nil, job, fields))
+	}
+}
+
+// parseFields reads the optional "fields" query parameter: nil when absent,
+// otherwise its comma-separated names, each one of ocypod.JobFields.
+// Upstream's query parser refused a repeated key before the names were
+// looked at.
+func parseFields(rawQuery string) ([]string, error) {
+	var value string
+	found := false
+	for _, part := range strings.Split(rawQuery, "&") {
+		if part == "" {
+			continue
+		}
+		key, val, _ := strings.Cut(part, "=")
+		if formDecode(key) != "fields" {
+			continue
+		}
+		if found {
+			return nil, badRequest("Query deserialize error: duplicate field `fields`")
+		}
+		found, value = true, formDecode(val)
+	}
+	if !found {
+		return nil, nil
+	}
+	fields := strings.Split(value, ",")
+	for _, f := range fields {
+		if !slices.Contains(ocypod.JobFields, f) {
+			return nil, badRequest("Unrecognised field: " + f)
+		}
+	}
+	return fields, nil
+}
+
+// jobStatus serves GET /job/{id}/status: the status as a JSON string.
+func (a *API) jobStatus() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := jobID(r)
+		if err == nil {
+			var st ocypod.Status
+			if st, err = a.store.JobStatus(r.Context(), id); err == nil {
+				writeJSON(w, http.StatusOK, appendString(nil, string(st)))
+				return
+			}
+		}
+		a.writeError(w, r, err)
+	}
+}
+
+// getJobOutput serves GET /job/{id}/output: the output, null if none.
+func (a *API) getJobOutput() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := jobID(r)
+		if err == nil {
+			var out []byte
+			if out, err = a.store.JobOutput(r.Context(), id); err == nil {
+				writeJSON(w, http.StatusOK, appendRaw(nil, out))
+				return
+			}
+		}
+		a.writeError(w, r, err)
+	}
+}
+
+// setJobOutput serves PUT /job/{id}/output: replaces a running job's output
+// with the body, any JSON value (null included). 204.
+func (a *API) setJobOutput() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := jobID(r)
+		if err != nil {
+			a.writeError(w, r, err)
+			return
+		}
+		doc, err := a.readJSON(r)
+		if err == nil {
+			err = a.store.SetJobOutput(r.Context(), id, decodeOutput(doc))
+		}
+		if err != nil {
+			a.writeError(w, r, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// heartbeat serves PUT /job/{id}/heartbeat (body ignored). 204.
+func (a *API) heartbeat() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := jobID(r)
+		if err == nil {
+			err = a.store.Heartbeat(r.Context(), id)
+		}
+		if err != nil {
+			a.writeError(w, r, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// updateJob serves PATCH /job/{id}: {"status":..., "output":...}, both
+// optional. 204. Even an empty update is checked against the job's
+// existence by the store.
+func (a *API) updateJob() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := jobID(r)
+		if err != nil {
+			a.writeError(w, r, err)
+			return
+		}
+		doc, err := a.readJSON(r)
+		if err != nil {
+			a.writeError(w, r, err)
+			return
+		}
+		u, err := decodeJobUpdate(doc)
+		if err == nil {
+			err = a.store.UpdateJob(r.Context(), id, u)
+		}
+		if err != nil {
+			a.writeError(w, r, err)
+			return
+		}
+		if u.Status != nil {
+			a.log.LogAttrs(r.Context(), slog.LevelInfo, statusEvents[*u.Status], slog.Uint64("job_id", id))
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// statusEvents names the job event a successful status change is.
+var statusEvents = map[ocypod.Status]string{
+	ocypod.StatusQueued:    "job requeued",
+	ocypod.StatusRunning:   "job started",
+	ocypod.StatusCompleted: "job completed",
+	ocypod.StatusFailed:    "job failed",
+	ocypod.StatusTimedOut:  "job timed out",
+	ocypod.StatusCancelled: "job cancelled",
+}
+
+// deleteJob serves DELETE /job/{id}, whatever the job's state: 204, or 404
+// with an empty body if there is no such job.
+func (a *API) deleteJob() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := jobID(r)
+		if err != nil {
+			a.writeError(w, r, err)
+			return
+		}
+		if err := a.store.DeleteJob(r.Context(), id); err != nil {
+			a.writeErrorEmptyNotFound(w, r, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
