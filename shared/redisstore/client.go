@@ -2,10 +2,16 @@ package redisstore
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
+	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/ocyless/ocyless/shared/ocypod"
 )
 
 // ClientOptions configure the connection to Redis.
@@ -26,8 +32,94 @@ type ClientOptions struct {
 	Credentials func(ctx context.Context) (username, password string, err error)
 }
 
-// NewClient returns a Redis client for o. It does not dial: the first command
-// does, so building it at Lambda init costs nothing.
+// defaultTimeout bounds dials, reads and writes when ClientOptions leave
+// them zero.
+const defaultTimeout = 2 * time.Second
+
+// NewClient returns a Redis client for o: a cluster client when
+// o.ClusterMode is set, a single-node client otherwise. It does not dial:
+// the first command does, so building it at Lambda init costs nothing.
+//
+// Settings: dial, read and write timeouts from o, else from the URL's
+// query (dial_timeout=...), else 2s; the context's deadline honoured; no
+// command retries (scripts are not idempotent; go-redis still checks a
+// pooled connection before reusing it); no CLIENT SETINFO and no
+// maintenance notifications (managed Redis rejects them); TLS 1.2 or later
+// for rediss://. The error for a bad URL never contains its credentials.
 func NewClient(o ClientOptions) (redis.UniversalClient, error) {
-	return nil, errors.New("TODO")
+	if o.URL == "" {
+		return nil, errors.New("redisstore: empty Redis URL")
+	}
+	if o.ClusterMode {
+		co, err := redis.ParseClusterURL(o.URL)
+		if err != nil {
+			return nil, urlError(err)
+		}
+		co.DialTimeout = timeout(o.DialTimeout, co.DialTimeout)
+		co.ReadTimeout = timeout(o.ReadTimeout, co.ReadTimeout)
+		co.WriteTimeout = timeout(o.WriteTimeout, co.WriteTimeout)
+		if o.PoolSize > 0 {
+			co.PoolSize = o.PoolSize
+		}
+		co.ContextTimeoutEnabled = true
+		co.MaxRetries = -1
+		co.DisableIdentity = true
+		co.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+		co.TLSConfig = secure(co.TLSConfig)
+		if o.Credentials != nil {
+			co.CredentialsProviderContext = o.Credentials
+		}
+		return redis.NewClusterClient(co), nil
+	}
+	so, err := redis.ParseURL(o.URL)
+	if err != nil {
+		return nil, urlError(err)
+	}
+	so.DialTimeout = timeout(o.DialTimeout, so.DialTimeout)
+	so.ReadTimeout = timeout(o.ReadTimeout, so.ReadTimeout)
+	so.WriteTimeout = timeout(o.WriteTimeout, so.WriteTimeout)
+	if o.PoolSize > 0 {
+		so.PoolSize = o.PoolSize
+	}
+	so.ContextTimeoutEnabled = true
+	so.MaxRetries = -1
+	so.DisableIdentity = true
+	so.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	so.TLSConfig = secure(so.TLSConfig)
+	if o.Credentials != nil {
+		so.CredentialsProviderContext = o.Credentials
+	}
+	return redis.NewClient(so), nil
+}
+
+// timeout picks the explicit option, else the URL's value, else the default.
+func timeout(opt, fromURL time.Duration) time.Duration {
+	switch {
+	case opt > 0:
+		return opt
+	case fromURL > 0:
+		return fromURL
+	}
+	return defaultTimeout
+}
+
+// secure raises a TLS configuration to TLS 1.2 at least; nil stays nil.
+func secure(c *tls.Config) *tls.Config {
+	if c == nil {
+		return nil
+	}
+	if c.MinVersion < tls.VersionTLS12 {
+		c.MinVersion = tls.VersionTLS12
+	}
+	return c
+}
+
+// urlError reports a URL that does not parse without quoting the URL, which
+// may hold a password.
+func urlError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return fmt.Errorf("redisstore: invalid Redis URL: %s", ocypod.RedactSecrets(err.Error()))
 }

@@ -2,8 +2,8 @@ package redisstore
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -27,48 +27,175 @@ type Options struct {
 	InlineSweep int
 }
 
+// Defaults of Options.
+const (
+	defaultSweepBatch  = 100
+	defaultInlineSweep = 8
+)
+
 // Store is the Ocypod job store on Redis. Every operation is one Lua script
 // (or one read command): exactly one round trip, atomic.
+//
+// Every method returns nil or an error wrapping an *ocypod.Error (use
+// errors.As or ocypod.ErrorKind): the documented refusals (a missing job or
+// queue, an invalid queue name, a conflict), ocypod.Unavailable when Redis
+// cannot be reached or cannot serve (connection, timeout, LOADING, READONLY,
+// CLUSTERDOWN...), and ocypod.Internal for anything else (unexpected replies,
+// corrupt data). A refused operation writes nothing. A call that fails with
+// Unavailable after its script was sent may or may not have been applied.
 type Store struct {
-	rdb  redis.UniversalClient
-	opts Options
+	rdb         redis.UniversalClient
+	keys        keys
+	now         func() time.Time
+	sweepBatch  int
+	inlineSweep int
 }
 
-// New returns a Store on rdb. It fails if the namespace is invalid.
+// New returns a Store on rdb. It fails if the namespace is invalid (see
+// ValidNamespace); it does not contact Redis.
 func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
-	return nil, errors.New("TODO")
+	if rdb == nil {
+		return nil, fmt.Errorf("redisstore: nil Redis client")
+	}
+	if !ValidNamespace(opts.Namespace) {
+		return nil, fmt.Errorf("redisstore: invalid namespace %q: want 1 to 64 of [A-Za-z0-9_.-]", opts.Namespace)
+	}
+	s := &Store{
+		rdb:         rdb,
+		keys:        newKeys(opts.Namespace),
+		now:         opts.Now,
+		sweepBatch:  opts.SweepBatch,
+		inlineSweep: opts.InlineSweep,
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.sweepBatch <= 0 {
+		s.sweepBatch = defaultSweepBatch
+	}
+	switch {
+	case s.inlineSweep == 0:
+		s.inlineSweep = defaultInlineSweep
+	case s.inlineSweep < 0:
+		s.inlineSweep = 0
+	}
+	return s, nil
 }
 
-// SweepResult reports one sweep call. The id lists hold the jobs affected.
-type SweepResult struct {
-	TimedOut  []uint64 // running jobs failed as timed_out
-	Retried   []uint64 // failed/timed-out jobs requeued
-	Abandoned []uint64 // retries given up because the job's queue was deleted
-	Expired   []uint64 // ended jobs deleted
-	// More is true when the batch limit was reached: more jobs are due now.
-	More bool
-	// NextDue is when the next job of this sweep's kind becomes due, zero if
-	// none is scheduled.
-	NextDue time.Time
+// Ping checks that Redis answers (GET /health). It returns
+// ocypod.Unavailable when Redis cannot be reached, ocypod.Internal when it
+// answers anything but PONG or an error.
+func (s *Store) Ping(ctx context.Context) error {
+	res, err := s.rdb.Ping(ctx).Result()
+	if err != nil {
+		return fmt.Errorf("redisstore: ping: %w", translate(err))
+	}
+	if res != "PONG" {
+		return fmt.Errorf("redisstore: ping: %w", ocypod.Internal(fmt.Errorf("unexpected PING response from Redis: %s", res)))
+	}
+	return nil
 }
 
-// SweepTimeouts fails, as timed_out, up to SweepBatch running jobs whose
-// timeout or heartbeat_timeout has passed.
-func (s *Store) SweepTimeouts(ctx context.Context) (SweepResult, error) {
-	return SweepResult{}, errors.New("TODO")
+// nowMicros is the clock as the decimal microseconds the scripts take.
+func (s *Store) nowMicros() string {
+	return strconv.FormatInt(s.now().UnixMicro(), 10)
 }
 
-// SweepRetries requeues up to SweepBatch failed jobs whose retry is due.
-func (s *Store) SweepRetries(ctx context.Context) (SweepResult, error) {
-	return SweepResult{}, errors.New("TODO")
+// run runs a script with the key prefix as ARGV[1] and returns its reply,
+// which every script makes an array.
+func (s *Store) run(ctx context.Context, sc *redis.Script, key string, args ...any) ([]any, error) {
+	argv := make([]any, 0, len(args)+1)
+	argv = append(argv, s.keys.Prefix())
+	argv = append(argv, args...)
+	res, err := sc.Run(ctx, s.rdb, []string{key}, argv...).Result()
+	if err != nil {
+		return nil, translate(err)
+	}
+	arr, ok := res.([]any)
+	if !ok || len(arr) == 0 {
+		return nil, ocypod.Internal(fmt.Errorf("unexpected script reply %T %v", res, res))
+	}
+	return arr, nil
 }
 
-// SweepExpiry deletes up to SweepBatch ended jobs whose expires_after passed.
-func (s *Store) SweepExpiry(ctx context.Context) (SweepResult, error) {
-	return SweepResult{}, errors.New("TODO")
+// replyCode is the result code of a write script's reply.
+func replyCode(arr []any) (int64, error) {
+	c, ok := arr[0].(int64)
+	if !ok {
+		return 0, ocypod.Internal(fmt.Errorf("unexpected script reply %v", arr))
+	}
+	return c, nil
 }
 
-var (
-	_ = ocypod.StatusQueued
-	_ json.RawMessage
-)
+// replyString is element i of a reply as a string ("" when absent).
+func replyString(arr []any, i int) string {
+	if i >= len(arr) {
+		return ""
+	}
+	switch v := arr[i].(type) {
+	case string:
+		return v
+	case int64:
+		return strconv.FormatInt(v, 10)
+	}
+	return ""
+}
+
+// replyInt is element i of a reply as an integer.
+func replyInt(arr []any, i int) (int64, error) {
+	if i < len(arr) {
+		switch v := arr[i].(type) {
+		case int64:
+			return v, nil
+		case string:
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				return n, nil
+			}
+		}
+	}
+	return 0, ocypod.Internal(fmt.Errorf("unexpected script reply %v: want an integer at %d", arr, i))
+}
+
+// replyIDs is element i of a reply, an array of job ids.
+func replyIDs(arr []any, i int) ([]uint64, error) {
+	if i >= len(arr) {
+		return nil, ocypod.Internal(fmt.Errorf("unexpected script reply %v: want ids at %d", arr, i))
+	}
+	list, ok := arr[i].([]any)
+	if !ok {
+		return nil, ocypod.Internal(fmt.Errorf("unexpected script reply %v: want ids at %d", arr, i))
+	}
+	ids := make([]uint64, 0, len(list))
+	for _, v := range list {
+		s, _ := v.(string)
+		id, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return nil, ocypod.Internal(fmt.Errorf("invalid job id %q in an index", s))
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// parseIDs converts the members of an index to job ids.
+func parseIDs(members []string) ([]uint64, error) {
+	ids := make([]uint64, 0, len(members))
+	for _, m := range members {
+		id, err := strconv.ParseUint(m, 10, 64)
+		if err != nil {
+			return nil, ocypod.Internal(fmt.Errorf("invalid job id %q in an index", m))
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// corrupt is the error for a script reply with codeCorrupt.
+func corrupt(arr []any) error {
+	return ocypod.Internal(fmt.Errorf("corrupt data: %s", replyString(arr, 1)))
+}
+
+// unexpectedCode is the error for a result code a script should not return.
+func unexpectedCode(c int64) error {
+	return ocypod.Internal(fmt.Errorf("unexpected script result code %d", c))
+}
