@@ -29,3 +29,83 @@ lint: ## gofmt, go vet, staticcheck, go mod tidy check
 .PHONY: bench
 bench: ## benchmarks (one run, private redis-server); see docs/benchmarks.md
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 $(PKGS)
+
+# ============================================================================
+# Lambda build (AWS SAM, Metadata: BuildMethod: makefile, CodeUri: .)
+#
+# `sam build` copies the repository and runs `make build-<LogicalId>` in it
+# with ARTIFACTS_DIR set; whatever lands there (only `bootstrap`) is zipped.
+# CI, `make build` and the end-to-end test run the very same targets:
+#   make build-CreateJobFunction ARTIFACTS_DIR=out/CreateJobFunction
+#   make build-CreateJobFunction ARTIFACTS_DIR=/tmp/x GOARCH_LAMBDA=amd64
+# ============================================================================
+GOARCH_LAMBDA   ?= arm64
+LAMBDA_OUT      ?= out
+GO_LAMBDA_ENV    = CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH_LAMBDA)
+GO_LAMBDA_FLAGS  = -tags lambda.norpc -trimpath -buildvcs=false -ldflags='-s -w -buildid='
+
+# Every function as <LogicalId>:<package dir>, written once. A test checks it
+# against shared/httpapi/routes.go, template.yaml, functions/, sweeper/ and events/.
+LAMBDA_FUNCTIONS := \
+	HealthFunction:functions/health \
+	InfoFunction:functions/info \
+	VersionFunction:functions/version \
+	TagJobsFunction:functions/tag-jobs \
+	JobStatusFunction:functions/job-status \
+	GetJobOutputFunction:functions/get-job-output \
+	SetJobOutputFunction:functions/set-job-output \
+	HeartbeatFunction:functions/heartbeat \
+	GetJobFunction:functions/get-job \
+	UpdateJobFunction:functions/update-job \
+	DeleteJobFunction:functions/delete-job \
+	QueueJobIdsFunction:functions/queue-job-ids \
+	NextJobFunction:functions/next-job \
+	CreateJobFunction:functions/create-job \
+	QueueSizeFunction:functions/queue-size \
+	GetQueueFunction:functions/get-queue \
+	PutQueueFunction:functions/put-queue \
+	DeleteQueueFunction:functions/delete-queue \
+	ListQueuesFunction:functions/list-queues \
+	SweepTimeoutsFunction:sweeper/timeouts \
+	SweepRetriesFunction:sweeper/retries \
+	SweepExpiryFunction:sweeper/expiry
+
+lambda_id    = $(word 1,$(subst :, ,$(1)))
+lambda_dir   = $(word 2,$(subst :, ,$(1)))
+# events/<dir name>.json for functions, events/sweep-<task>.json for sweepers
+lambda_event = events/$(if $(filter sweeper/%,$(call lambda_dir,$(1))),sweep-)$(notdir $(call lambda_dir,$(1))).json
+LAMBDA_IDS  := $(foreach f,$(LAMBDA_FUNCTIONS),$(call lambda_id,$(f)))
+
+define lambda_targets
+.PHONY: build-$(call lambda_id,$(1)) invoke-$(call lambda_id,$(1))
+build-$(call lambda_id,$(1)):
+	@test -n "$$(ARTIFACTS_DIR)" || { echo 'ARTIFACTS_DIR is not set (sam build sets it)' >&2; exit 1; }
+	$$(GO_LAMBDA_ENV) $$(GO) build $$(GO_LAMBDA_FLAGS) -o $$(ARTIFACTS_DIR)/bootstrap ./$(call lambda_dir,$(1))
+invoke-$(call lambda_id,$(1)):
+	sam local invoke $(call lambda_id,$(1)) -e $(call lambda_event,$(1)) --env-vars events/local-env.json
+endef
+$(foreach f,$(LAMBDA_FUNCTIONS),$(eval $(call lambda_targets,$(f))))
+
+.PHONY: build
+build: $(addprefix lambda-out-,$(LAMBDA_IDS)) ## build every Lambda bootstrap into out/<LogicalId>/ (GOARCH_LAMBDA=arm64; -j2 helps)
+
+.PHONY: $(addprefix lambda-out-,$(LAMBDA_IDS))
+$(addprefix lambda-out-,$(LAMBDA_IDS)): lambda-out-%:
+	@$(MAKE) --no-print-directory build-$* ARTIFACTS_DIR=$(LAMBDA_OUT)/$*
+
+.PHONY: lambda-list
+lambda-list: ## print every Lambda function as <LogicalId>:<package dir>
+	@printf '%s\n' $(LAMBDA_FUNCTIONS)
+
+.PHONY: lambda-sizes
+lambda-sizes: build ## build, then list every bootstrap's size in bytes
+	@for id in $(LAMBDA_IDS); do printf '%-26s %s\n' $$id "$$(wc -c < $(LAMBDA_OUT)/$$id/bootstrap)"; done
+
+.PHONY: sam-local
+sam-local: ## sam build + sam local start-api on a host Redis (SAM CLI + Docker); also invoke-<LogicalId>
+	sam build
+	sam local start-api --env-vars events/local-env.json
+
+.PHONY: validate-template
+validate-template: ## check template.yaml, samconfig.toml and the Makefile (SAM schema + route table)
+	$(GO) test -count=1 -run 'TestTemplate|TestSamconfig|TestDeployment|TestMakefile|TestLocalEnv|TestNotPrefix' ./shared/lambdamain/

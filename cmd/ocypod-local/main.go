@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -23,12 +24,15 @@ import (
 
 	"github.com/ocyless/ocyless/shared/config"
 	"github.com/ocyless/ocyless/shared/httpapi"
+	"github.com/ocyless/ocyless/shared/redisstore"
 )
 
 const program = "ocypod-local"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// go-redis's own lines (dial failures) go through slog like ours.
+	redisstore.RouteLogs(slog.New(slog.NewTextHandler(os.Stderr, nil)))
 	err := run(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"time"
 
@@ -36,6 +37,19 @@ type ClientOptions struct {
 // them zero.
 const defaultTimeout = 2 * time.Second
 
+// dialAttempts is how many times a connection is dialed before a command
+// fails: with Redis down, a request answers 503 after one dial timeout
+// instead of five back-to-back attempts.
+const dialAttempts = 1
+
+// Pooled connections are closed after 4 idle minutes (a frozen Lambda's
+// sockets go stale) and after an hour at most (ElastiCache drops IAM-
+// authenticated connections after 12 hours).
+const (
+	connMaxIdle     = 4 * time.Minute
+	connMaxLifetime = time.Hour
+)
+
 // NewClient returns a Redis client for o: a cluster client when
 // o.ClusterMode is set, a single-node client otherwise. It does not dial:
 // the first command does, so building it at Lambda init costs nothing.
@@ -63,6 +77,8 @@ func NewClient(o ClientOptions) (redis.UniversalClient, error) {
 		}
 		co.ContextTimeoutEnabled = true
 		co.MaxRetries = -1
+		co.DialerRetries = dialAttempts
+		co.ConnMaxIdleTime, co.ConnMaxLifetime = connMaxIdle, connMaxLifetime
 		co.DisableIdentity = true
 		co.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 		co.TLSConfig = secure(co.TLSConfig)
@@ -83,6 +99,8 @@ func NewClient(o ClientOptions) (redis.UniversalClient, error) {
 	}
 	so.ContextTimeoutEnabled = true
 	so.MaxRetries = -1
+	so.DialerRetries = dialAttempts
+	so.ConnMaxIdleTime, so.ConnMaxLifetime = connMaxIdle, connMaxLifetime
 	so.DisableIdentity = true
 	so.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	so.TLSConfig = secure(so.TLSConfig)
@@ -122,4 +140,17 @@ func urlError(err error) error {
 		err = ue.Err
 	}
 	return fmt.Errorf("redisstore: invalid Redis URL: %s", ocypod.RedactSecrets(err.Error()))
+}
+
+// RouteLogs sends go-redis's own log lines (dial failures, pool events) to
+// log at Warn level, with secrets redacted, instead of the standard logger.
+// go-redis has one process-wide logger, so call it once from main.
+func RouteLogs(log *slog.Logger) {
+	redis.SetLogger(slogPrinter{log})
+}
+
+type slogPrinter struct{ log *slog.Logger }
+
+func (p slogPrinter) Printf(ctx context.Context, format string, v ...any) {
+	p.log.WarnContext(ctx, ocypod.RedactSecrets(fmt.Sprintf(format, v...)), slog.String("component", "go-redis"))
 }

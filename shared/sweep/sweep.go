@@ -6,7 +6,8 @@
 // until nothing more is due now. Run keeps an invocation alive for a time
 // budget while jobs are about to become due, so a sweeper scheduled once a
 // minute still notices a timeout within MaxWait of its deadline; when nothing
-// is scheduled it returns at once, so an idle deployment costs nothing.
+// is due within its budget it returns at once, so an idle deployment (or
+// one whose jobs have long timeouts) costs next to nothing.
 package sweep
 
 import (
@@ -90,11 +91,12 @@ func Once(ctx context.Context, s Store, kind Kind, log *slog.Logger) (Totals, er
 	return Runner{Store: s, Logger: log}.Run(ctx, kind, 0)
 }
 
-// Run sweeps kind until nothing more is due now and then, while the budget
-// lasts, sleeps until the next job becomes due (at most MaxWait at a time)
-// and sweeps again. It returns when nothing is scheduled within the budget,
-// when the budget is spent, or on the first error. A budget <= 0 makes it a
-// single Once.
+// Run sweeps kind until nothing more is due now and then, while a job is
+// known to fall due before the budget ends, sleeps until it does (at most
+// MaxWait at a time, so jobs started meanwhile are seen too) and sweeps
+// again. It returns as soon as nothing is due within the budget, when the
+// budget is spent, or on the first error. A budget <= 0 makes it a single
+// Once.
 func (r Runner) Run(ctx context.Context, kind Kind, budget time.Duration) (Totals, error) {
 	now, sleep, log := r.Now, r.Sleep, r.Logger
 	if now == nil {
@@ -129,13 +131,12 @@ func (r Runner) Run(ctx context.Context, kind Kind, budget time.Duration) (Total
 			}
 			continue
 		}
-		if budget <= 0 || res.NextDue.IsZero() {
+		// Stay only for jobs known to fall due within the budget: an
+		// invocation with nothing due soon ends at once and costs nothing.
+		if budget <= 0 || res.NextDue.IsZero() || !res.NextDue.Before(end) {
 			break
 		}
 		wait := min(max(res.NextDue.Sub(now()), 0), maxWait)
-		if !now().Add(wait).Before(end) {
-			break
-		}
 		if wait > 0 {
 			if err := sleep(ctx, wait); err != nil {
 				break // cancelled: report what was done

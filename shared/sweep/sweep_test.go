@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -67,24 +68,24 @@ func TestRunWaitsForNextDueWithinBudget(t *testing.T) {
 	clk := &fakeClock{now: start}
 	st := &fakeStore{results: []redisstore.SweepResult{
 		{NextDue: start.Add(2 * time.Second)},
-		{TimedOut: []uint64{7}, NextDue: start.Add(30 * time.Second)},
-		{},
+		{TimedOut: []uint64{7}, NextDue: start.Add(12 * time.Second)},
+		{NextDue: start.Add(12 * time.Second)},
+		{NextDue: start.Add(12 * time.Second)},
+		{TimedOut: []uint64{8}, NextDue: start.Add(time.Hour)},
 	}}
 	r := Runner{Store: st, Now: clk.Now, Sleep: clk.Sleep, MaxWait: 5 * time.Second}
 	tot, err := r.Run(context.Background(), Timeouts, 20*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tot.TimedOut != 1 {
-		t.Fatalf("TimedOut = %d, want 1", tot.TimedOut)
+	if tot.TimedOut != 2 || st.calls != 5 {
+		t.Fatalf("TimedOut = %d after %d calls, want 2 after 5", tot.TimedOut, st.calls)
 	}
-	// 2s to the first due job, then MaxWait steps, never past the budget.
-	want := []time.Duration{2 * time.Second, 5 * time.Second}
-	if len(clk.sleeps) < 2 || clk.sleeps[0] != want[0] || clk.sleeps[1] != want[1] {
-		t.Fatalf("sleeps = %v, want to start with %v", clk.sleeps, want)
-	}
-	if clk.now.Sub(start) > 20*time.Second {
-		t.Fatalf("ran %v, past the 20s budget", clk.now.Sub(start))
+	// 2s to the first due job, then MaxWait steps up to the next one at 12s,
+	// then no wait for a job due past the budget.
+	want := []time.Duration{2 * time.Second, 5 * time.Second, 5 * time.Second}
+	if !slices.Equal(clk.sleeps, want) {
+		t.Fatalf("sleeps = %v, want %v", clk.sleeps, want)
 	}
 }
 

@@ -1,0 +1,196 @@
+package lambdamain_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// samSchemaPath is the AWS SAM JSON schema, which lives beside the
+// repository (../shared/schemas from the repository root) and is on no
+// registry.
+var samSchemaPath = filepath.Join(repoRoot, "..", "shared", "schemas", "sam.schema.json")
+
+// notServerlessPattern is the schema's one pattern RE2 cannot compile.
+const notServerlessPattern = "^(?!AWS::Serverless::).+$"
+
+// notPrefixRE2 returns an RE2 pattern matching the non-empty one-line
+// strings that do not start with prefix: shorter than it, or differing
+// from it at some position. Dropping the lookahead instead would accept
+// every resource type.
+func notPrefixRE2(prefix string) string {
+	alts := []string{".{1," + strconv.Itoa(len(prefix)-1) + "}"}
+	for i := 0; i < len(prefix); i++ {
+		alts = append(alts, regexp.QuoteMeta(prefix[:i])+"[^"+regexp.QuoteMeta(prefix[i:i+1])+"].*")
+	}
+	return "^(?:" + strings.Join(alts, "|") + ")$"
+}
+
+// samSchema compiles the SAM schema, skipping the test when it is absent.
+func samSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	data, err := os.ReadFile(samSchemaPath)
+	if os.IsNotExist(err) {
+		t.Skipf("SAM schema not found at %s (it sits beside the repository, in shared/schemas)", samSchemaPath)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(notServerlessPattern)) {
+		t.Fatalf("%s no longer contains %q: revisit the RE2 rewrite", samSchemaPath, notServerlessPattern)
+	}
+	quoted, _ := json.Marshal(notServerlessPattern)
+	replacement, _ := json.Marshal(notPrefixRE2("AWS::Serverless::"))
+	data = bytes.ReplaceAll(data, quoted, replacement)
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft4
+	if err := c.AddResource("sam.schema.json", bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("sam.schema.json")
+	if err != nil {
+		t.Fatalf("compiling the SAM schema: %v", err)
+	}
+	return s
+}
+
+func TestNotPrefixRE2(t *testing.T) {
+	t.Parallel()
+	re := regexp.MustCompile(notPrefixRE2("AWS::Serverless::"))
+	for s, want := range map[string]bool{
+		"AWS::IAM::ManagedPolicy":    true,
+		"AWS::Serverless":            true,
+		"AWS::Serverless:":           true,
+		"AWS::ServerlessX::Function": true,
+		"A":                          true,
+		"Custom::Thing":              true,
+		"":                           false,
+		"AWS::Serverless::":          false,
+		"AWS::Serverless::Function":  false,
+	} {
+		if got := re.MatchString(s); got != want {
+			t.Errorf("match(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// templateVariants are the parameter sets the template is validated with:
+// every Fn::If branch SAM can see.
+var templateVariants = map[string]map[string]string{
+	"defaults":  nil,
+	"open API":  {"ApiAuth": "NONE"},
+	"IAM redis": {"RedisIamUser": "ocyless-lambda", "RedisCacheName": "ocyless", "RedisServerless": "true"},
+}
+
+// TestTemplateSchema validates template.yaml against the SAM JSON schema,
+// as SAM receives it after AWS::LanguageExtensions, for each variant.
+func TestTemplateSchema(t *testing.T) {
+	t.Parallel()
+	schema := samSchema(t)
+	tmpl := loadTemplate(t)
+	for name, params := range templateVariants {
+		resolved, err := resolveLanguageExtensions(tmpl, params)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := schema.Validate(toJSON(t, resolved)); err != nil {
+			t.Errorf("%s: template.yaml does not validate:\n%#v", name, err)
+		}
+	}
+}
+
+// TestTemplateSchemaRejects makes sure the validation has teeth: small
+// mistakes in the template must fail it.
+func TestTemplateSchemaRejects(t *testing.T) {
+	t.Parallel()
+	schema := samSchema(t)
+	mutations := map[string]func(tmpl map[string]any){
+		"Architecture instead of Architectures": func(tmpl map[string]any) {
+			asMap(dig(tmpl, "Resources", "CreateJobFunction", "Properties"))["Architecture"] = "arm64"
+		},
+		"PayloadFormat in an HttpApi event": func(tmpl map[string]any) {
+			asMap(dig(tmpl, "Resources", "CreateJobFunction", "Properties", "Events", "Api", "Properties"))["PayloadFormat"] = "2.0"
+		},
+		"Schedule under ScheduleV2": func(tmpl map[string]any) {
+			asMap(dig(tmpl, "Resources", "SweepTimeoutsFunction", "Properties", "Events", "Tick", "Properties"))["Schedule"] = "rate(1 minute)"
+		},
+		"unknown Globals.Function key": func(tmpl map[string]any) {
+			asMap(dig(tmpl, "Globals", "Function"))["Policies"] = []any{"AWSLambdaRole"}
+		},
+		"bad HttpApi Auth": func(tmpl map[string]any) {
+			asMap(dig(tmpl, "Resources", "QueueApi", "Properties"))["Auth"] = map[string]any{"EnableIamAuthorizer": "yes"}
+		},
+		"Serverless type with Properties of another": func(tmpl map[string]any) {
+			asMap(dig(tmpl, "Resources", "CacheConnectPolicy"))["Type"] = "AWS::Serverless::Function"
+		},
+	}
+	for name, mutate := range mutations {
+		tmpl, err := resolveLanguageExtensions(loadTemplate(t), templateVariants["IAM redis"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		mutate(tmpl)
+		if err := schema.Validate(toJSON(t, tmpl)); err == nil {
+			t.Errorf("%s: the mutated template validates, want an error", name)
+		}
+	}
+}
+
+// TestSamconfig checks samconfig.toml: TOML, version 0.1, and the
+// settings the README relies on.
+func TestSamconfig(t *testing.T) {
+	t.Parallel()
+	var cfg struct {
+		Version float64 `toml:"version"`
+		Default map[string]struct {
+			Parameters map[string]any `toml:"parameters"`
+		} `toml:"default"`
+	}
+	md, err := toml.DecodeFile(filepath.Join(repoRoot, "samconfig.toml"), &cfg)
+	if err != nil {
+		t.Fatalf("samconfig.toml: %v", err)
+	}
+	if !md.IsDefined("version") || cfg.Version != 0.1 {
+		t.Errorf("version = %v, want 0.1", cfg.Version)
+	}
+	deploy := cfg.Default["deploy"].Parameters
+	for _, k := range []string{"capabilities", "confirm_changeset", "resolve_s3", "parameter_overrides"} {
+		if _, ok := deploy[k]; !ok {
+			t.Errorf("default.deploy.parameters lacks %s", k)
+		}
+	}
+	if caps, _ := deploy["capabilities"].(string); !strings.Contains(caps, "CAPABILITY_IAM") || !strings.Contains(caps, "CAPABILITY_AUTO_EXPAND") {
+		t.Errorf("capabilities = %q, want CAPABILITY_IAM and CAPABILITY_AUTO_EXPAND (two transforms)", caps)
+	}
+	if _, ok := cfg.Default["build"]; !ok {
+		t.Error("no default.build.parameters")
+	}
+	// SAM CLI must resolve the template's !If (AWS::LanguageExtensions) itself for local work.
+	for _, cmd := range []string{"build", "validate", "local_start_api", "local_invoke"} {
+		if cfg.Default[cmd].Parameters["language_extensions"] != true {
+			t.Errorf("default.%s.parameters.language_extensions is not true", cmd)
+		}
+	}
+	if got := cfg.Default["local_start_api"].Parameters["env_vars"]; got != "events/local-env.json" {
+		t.Errorf("local_start_api env_vars = %v, want events/local-env.json", got)
+	}
+	// Every parameter override names a template parameter.
+	params := asMap(loadTemplate(t)["Parameters"])
+	for cmd, section := range cfg.Default {
+		overrides, _ := section.Parameters["parameter_overrides"].(string)
+		for _, kv := range strings.Fields(overrides) {
+			name, _, _ := strings.Cut(kv, "=")
+			if _, ok := params[name]; !ok {
+				t.Errorf("%s parameter_overrides names %q, which template.yaml does not declare", cmd, name)
+			}
+		}
+	}
+}

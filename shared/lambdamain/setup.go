@@ -1,0 +1,103 @@
+package lambdamain
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"github.com/ocyless/ocyless/shared/config"
+	"github.com/ocyless/ocyless/shared/httpapi"
+	"github.com/ocyless/ocyless/shared/lambdahttp"
+	"github.com/ocyless/ocyless/shared/redisstore"
+)
+
+// connsPerInvocation is the pool size per concurrent invocation: an
+// invocation runs one Redis call at a time, plus one spare for a connection
+// being replaced.
+const connsPerInvocation = 2
+
+// NewHTTPHandler builds the Lambda handler of the route routeName:
+// configuration from getenv, the store, httpapi's handler of that route and
+// the API Gateway adapter. A nil log discards logs.
+func NewHTTPHandler(getenv func(string) (string, bool), routeName string, log *slog.Logger) (*lambdahttp.Handler, error) {
+	log = orDiscard(log)
+	cfg, store, err := setup(getenv, log)
+	if err != nil {
+		return nil, err
+	}
+	api := httpapi.New(store, httpapi.Options{
+		MaxBodySize:  cfg.Server.MaxBodySize,
+		NextJobDelay: cfg.Server.NextJobDelay,
+		Logger:       log,
+	})
+	h, err := api.RouteHandler(routeName)
+	if err != nil {
+		return nil, fmt.Errorf("route %q: %w", routeName, err)
+	}
+	return lambdahttp.New(h, log), nil
+}
+
+// setup reads the configuration and builds the store. The Redis client
+// does not dial yet.
+func setup(getenv func(string) (string, bool), log *slog.Logger) (config.Config, *redisstore.Store, error) {
+	cfg, err := config.FromEnv(getenv)
+	if err != nil {
+		return config.Config{}, nil, fmt.Errorf("configuration: %w", err)
+	}
+	if cfg.Redis.URL == "" {
+		return config.Config{}, nil, errors.New("configuration: OCYPOD_REDIS_URL is required on Lambda")
+	}
+	opts := ClientOptions(cfg.Redis, lambdacontext.MaxConcurrency())
+	if cfg.Redis.IAMUser != "" {
+		if opts.Credentials, err = iamCredentials(cfg.Redis, getenv); err != nil {
+			return config.Config{}, nil, fmt.Errorf("ElastiCache IAM auth: %w", err)
+		}
+	}
+	client, err := redisstore.NewClient(opts)
+	if err != nil {
+		return config.Config{}, nil, fmt.Errorf("redis client: %w", err)
+	}
+	store, err := redisstore.New(client, redisstore.Options{
+		Namespace:  cfg.Redis.KeyNamespace,
+		SweepBatch: cfg.Sweep.Batch,
+	})
+	if err != nil {
+		return config.Config{}, nil, fmt.Errorf("store: %w", err)
+	}
+	log.Debug("initialised", slog.String("redis", cfg.Redis.RedactedURL()),
+		slog.Int("pool_size", opts.PoolSize), slog.Bool("iam_auth", cfg.Redis.IAMUser != ""))
+	return cfg, store, nil
+}
+
+// ClientOptions returns the Redis client settings of a function that runs
+// maxConcurrency invocations at once (1 except on Lambda Managed
+// Instances): a pool of 2 per invocation unless the configuration sets
+// one, and the configured timeout for dial, read and write.
+func ClientOptions(r config.Redis, maxConcurrency int) redisstore.ClientOptions {
+	pool := r.PoolSize
+	if pool <= 0 {
+		pool = connsPerInvocation * max(maxConcurrency, 1)
+	}
+	timeout := r.Timeout
+	if timeout <= 0 {
+		timeout = config.DefaultRedisTimeout
+	}
+	return redisstore.ClientOptions{
+		URL:          r.URL,
+		ClusterMode:  r.ClusterMode,
+		PoolSize:     pool,
+		DialTimeout:  timeout,
+		ReadTimeout:  timeout,
+		WriteTimeout: timeout,
+	}
+}
+
+// orDiscard returns log, or a logger that discards everything if it is nil.
+func orDiscard(log *slog.Logger) *slog.Logger {
+	if log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return log
+}

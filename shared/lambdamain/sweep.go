@@ -1,0 +1,117 @@
+package lambdamain
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/ocyless/ocyless/shared/ocypod"
+	"github.com/ocyless/ocyless/shared/sweep"
+)
+
+// minDeadlineMargin is the least time a sweep run leaves before the
+// invocation's deadline.
+const minDeadlineMargin = 3 * time.Second
+
+// SweepHandler is the Lambda handler of one sweep kind (it implements
+// aws-lambda-go's lambda.Handler). Each invocation sweeps what is due and
+// then, within its budget, keeps sweeping as jobs become due (sweep.Runner).
+type SweepHandler struct {
+	Runner sweep.Runner
+	Kind   sweep.Kind
+	// Budget is the configured budget (OCYPOD_SWEEP_BUDGET); an invocation
+	// also stops Margin before its deadline.
+	Budget, Margin time.Duration
+	Now            func() time.Time // nil means time.Now
+	Log            *slog.Logger     // nil discards
+}
+
+// Summary is the JSON result of one sweeper invocation.
+type Summary struct {
+	Sweep     sweep.Kind `json:"sweep"`
+	BudgetMS  int64      `json:"budget_ms"`
+	ElapsedMS int64      `json:"elapsed_ms"`
+	sweep.Totals
+}
+
+// NewSweepHandler builds the handler of the sweep kind from the
+// configuration in getenv. A nil log discards logs.
+func NewSweepHandler(getenv func(string) (string, bool), kind sweep.Kind, log *slog.Logger) (*SweepHandler, error) {
+	log = orDiscard(log)
+	if _, err := sweep.ParseKind(string(kind)); err != nil {
+		return nil, err
+	}
+	cfg, store, err := setup(getenv, log)
+	if err != nil {
+		return nil, err
+	}
+	return &SweepHandler{
+		Runner: sweep.Runner{Store: store, Logger: log},
+		Kind:   kind,
+		Budget: cfg.Sweep.Budget,
+		// A sweep call still running when the budget ends may take up to a
+		// Redis timeout (plus one retry) to give up.
+		Margin: max(minDeadlineMargin, 2*cfg.Redis.Timeout+time.Second),
+		Log:    log,
+	}, nil
+}
+
+// SweepBudget is how long a run started at now may keep sweeping: the
+// configured budget, cut so that it ends margin before the invocation's
+// deadline (zero deadline: none), and never negative. A zero budget still
+// sweeps once.
+func SweepBudget(configured time.Duration, now, deadline time.Time, margin time.Duration) time.Duration {
+	b := configured
+	if !deadline.IsZero() {
+		b = min(b, deadline.Sub(now)-margin)
+	}
+	return max(b, 0)
+}
+
+// Invoke handles one scheduled event. The payload's content does not
+// matter: an explicit Input such as {"sweep":"timeouts"}, {}, EventBridge
+// Scheduler's default envelope (whose detail is the string "{}"), a
+// classic EventBridge "Scheduled Event" or no JSON at all all run the
+// sweep. It returns the JSON of a Summary.
+func (h *SweepHandler) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	s, err := h.Run(ctx, payload)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(s)
+}
+
+// Run is Invoke before JSON encoding.
+func (h *SweepHandler) Run(ctx context.Context, payload []byte) (Summary, error) {
+	now, log := h.Now, orDiscard(h.Log)
+	if now == nil {
+		now = time.Now
+	}
+	var ev struct {
+		Source     string `json:"source"`
+		DetailType string `json:"detail-type"`
+		Sweep      string `json:"sweep"`
+	}
+	_ = json.Unmarshal(payload, &ev) // best effort: only logged
+	if ev.Sweep != "" && ev.Sweep != string(h.Kind) {
+		log.WarnContext(ctx, "event names another sweep; running this function's",
+			slog.String("event_sweep", ev.Sweep), slog.String("sweep", string(h.Kind)))
+	}
+	start := now()
+	deadline, _ := ctx.Deadline()
+	budget := SweepBudget(h.Budget, start, deadline, h.Margin)
+	log.DebugContext(ctx, "sweep started", slog.String("sweep", string(h.Kind)),
+		slog.Duration("budget", budget), slog.String("source", ev.Source), slog.String("detail_type", ev.DetailType))
+
+	tot, err := h.Runner.Run(ctx, h.Kind, budget)
+	s := Summary{Sweep: h.Kind, BudgetMS: budget.Milliseconds(), ElapsedMS: now().Sub(start).Milliseconds(), Totals: tot}
+	if err != nil {
+		msg := ocypod.RedactSecrets(err.Error())
+		log.ErrorContext(ctx, "sweep failed", slog.String("sweep", string(h.Kind)), slog.String("error", msg),
+			slog.Int("batches", tot.Batches), slog.Int("jobs", tot.Jobs()))
+		return s, errors.New(msg)
+	}
+	return s, nil
+}
