@@ -5,6 +5,8 @@ SHELL := /bin/bash
 GO       ?= go
 CONFIG   ?=
 PKGS     := ./...
+FUZZTIME ?= 10s
+SOAK_COUNT ?= 5
 
 .PHONY: help
 help: ## list the targets
@@ -25,6 +27,20 @@ lint: ## gofmt, go vet, staticcheck, go mod tidy check
 	$(GO) vet $(PKGS)
 	$(GO) tool staticcheck $(PKGS)
 	$(GO) mod tidy -diff
+
+.PHONY: fuzz
+fuzz: ## run every fuzz target for FUZZTIME each (default 10s; CI runs 5s)
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' shared cmd); do \
+	  pkg=./$$(dirname $$f); \
+	  for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+	    echo "== $$pkg $$t"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+.PHONY: soak
+soak: ## the fault and concurrency tests, repeated (SOAK_COUNT=5)
+	$(GO) test -race -count=$(SOAK_COUNT) -v -run . ./shared/reliability/
 
 .PHONY: bench
 bench: ## benchmarks (one run, private redis-server); see docs/benchmarks.md
