@@ -72,7 +72,7 @@ func serve(ctx context.Context, cfg config.Config, path string, getenv func(stri
 		return err
 	}
 	defer closeRedis()
-	store, err := redisstore.New(client, redisstore.Options{Namespace: cfg.Redis.KeyNamespace, SweepBatch: cfg.Sweep.Batch})
+	store, err := redisstore.New(client, redisstore.Options{Namespace: cfg.Redis.KeyNamespace, SweepBatch: cfg.Sweep.Batch, Logger: log})
 	if err != nil {
 		return &startError{"Failed to initialise Redis connection pool", err}
 	}

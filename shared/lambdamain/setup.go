@@ -62,6 +62,7 @@ func setup(getenv func(string) (string, bool), log *slog.Logger) (config.Config,
 	store, err := redisstore.New(client, redisstore.Options{
 		Namespace:  cfg.Redis.KeyNamespace,
 		SweepBatch: cfg.Sweep.Batch,
+		Logger:     log,
 	})
 	if err != nil {
 		return config.Config{}, nil, fmt.Errorf("store: %w", err)

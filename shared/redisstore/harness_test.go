@@ -1,10 +1,12 @@
 package redisstore_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"reflect"
 	"slices"
@@ -72,6 +74,8 @@ type harness struct {
 	clock *clock
 	ns    string
 	keys  redisstore.Keys
+	// logs collects the store's log lines (inline sweep events).
+	logs *bytes.Buffer
 	// skipInvariants turns off the index consistency check at the end of
 	// the test (for tests that corrupt data on purpose).
 	skipInvariants bool
@@ -83,6 +87,17 @@ func newHarness(t *testing.T, rdb redis.UniversalClient, opts redisstore.Options
 	h.ns = redistest.Namespace(t)
 	opts.Namespace = h.ns
 	opts.Now = h.clock.Now
+	h.logs = new(bytes.Buffer)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{
+			ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+				if a.Key == slog.TimeKey {
+					return slog.Attr{}
+				}
+				return a
+			},
+		}))
+	}
 	s, err := redisstore.New(rdb, opts)
 	if err != nil {
 		t.Fatalf("New: %v", err)

@@ -134,7 +134,18 @@ func (s *Store) NextJob(ctx context.Context, queue string) (*ocypod.NextJob, err
 	if err := queueResult(arr, queue); err != nil {
 		return fail(err)
 	}
-	if len(arr) == 1 {
+	var swept SweepResult
+	if swept.TimedOut, err = replyIDs(arr, 3); err != nil {
+		return fail(err)
+	}
+	if swept.Retried, err = replyIDs(arr, 4); err != nil {
+		return fail(err)
+	}
+	if swept.Abandoned, err = replyIDs(arr, 5); err != nil {
+		return fail(err)
+	}
+	swept.LogEvents(ctx, s.log)
+	if replyString(arr, 1) == "" {
 		return nil, nil // no queued job
 	}
 	id, err := strconv.ParseUint(replyString(arr, 1), 10, 64)

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -25,6 +26,9 @@ type Options struct {
 	// job also handles, so workers polling a queue see them promptly even
 	// between scheduled sweeps. 0 means 8; negative disables.
 	InlineSweep int
+	// Logger receives one line per job that an inline sweep changed; nil
+	// discards them. (Scheduled sweeps report theirs in SweepResult.)
+	Logger *slog.Logger
 }
 
 // Defaults of Options.
@@ -49,6 +53,7 @@ type Store struct {
 	now         func() time.Time
 	sweepBatch  int
 	inlineSweep int
+	log         *slog.Logger
 }
 
 // New returns a Store on rdb. It fails if the namespace is invalid (see
@@ -66,6 +71,10 @@ func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
 		now:         opts.Now,
 		sweepBatch:  opts.SweepBatch,
 		inlineSweep: opts.InlineSweep,
+		log:         opts.Logger,
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
 	}
 	if s.now == nil {
 		s.now = time.Now

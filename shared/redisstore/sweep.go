@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"strconv"
 	"time"
@@ -107,4 +108,23 @@ func (s *Store) sweep(ctx context.Context, sc *redis.Script, index string) (Swee
 		}
 	}
 	return r, nil
+}
+
+// LogEvents writes one line per job the sweep changed, like Ocypod's
+// "[job:3] timed out": "job timed out", "job retried", "job retry abandoned,
+// queue deleted", "job expired", each with the job_id attribute.
+func (r SweepResult) LogEvents(ctx context.Context, log *slog.Logger) {
+	for _, ev := range []struct {
+		msg string
+		ids []uint64
+	}{
+		{"job timed out", r.TimedOut},
+		{"job retried", r.Retried},
+		{"job retry abandoned, queue deleted", r.Abandoned},
+		{"job expired", r.Expired},
+	} {
+		for _, id := range ev.ids {
+			log.InfoContext(ctx, ev.msg, slog.Uint64("job_id", id))
+		}
+	}
 }

@@ -2,8 +2,10 @@ package redisstore_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -230,6 +232,15 @@ var sweepCases = []conformanceCase{
 		// is then taken at once.
 		h.take("b", y)
 		h.wantStatus(x, ocypod.StatusTimedOut)
+		// One log line per job the inline sweep changed.
+		for _, want := range []string{
+			fmt.Sprintf(`level=INFO msg="job timed out" job_id=%d`, x),
+			fmt.Sprintf(`level=INFO msg="job retried" job_id=%d`, y),
+		} {
+			if !strings.Contains(h.logs.String(), want) {
+				t.Errorf("store logs %q, want a line %q", h.logs.String(), want)
+			}
+		}
 	}},
 	{name: "sweep inline disabled", opts: redisstore.Options{InlineSweep: -1}, run: func(t *testing.T, h *harness) {
 		h.putQueue("a", settings(1, 0, 60, 0))

@@ -124,7 +124,7 @@ func (r Runner) Run(ctx context.Context, kind Kind, budget time.Duration) (Total
 			return tot, fmt.Errorf("sweep %s: %w", kind, err)
 		}
 		tot.add(res)
-		logJobs(ctx, log, res)
+		res.LogEvents(ctx, log)
 		if res.More {
 			if budget > 0 && !now().Before(end) {
 				break
@@ -163,23 +163,6 @@ func (r Runner) sweepFunc(kind Kind) (func(context.Context) (redisstore.SweepRes
 	}
 	_, err := ParseKind(string(kind))
 	return nil, err
-}
-
-// logJobs writes one line per job event, like Ocypod's "[job:3] timed out".
-func logJobs(ctx context.Context, log *slog.Logger, res redisstore.SweepResult) {
-	for _, ev := range []struct {
-		msg string
-		ids []uint64
-	}{
-		{"job timed out", res.TimedOut},
-		{"job retried", res.Retried},
-		{"job retry abandoned, queue deleted", res.Abandoned},
-		{"job expired", res.Expired},
-	} {
-		for _, id := range ev.ids {
-			log.InfoContext(ctx, ev.msg, slog.Uint64("job_id", id))
-		}
-	}
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

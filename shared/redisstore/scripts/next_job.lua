@@ -9,21 +9,30 @@
 --            retries, of any queue; 0 disables
 --
 -- Returns {2, name} when the queue does not exist (nothing written, no
--- sweep), {0} when it has no queued job, else {0, id, input} with input ''
--- when the job has none. The job becomes running: started_at = now, its id
--- goes to {ns}:running scored by its timeout/heartbeat deadline.
+-- sweep), else {0, id, input, timed_out_ids, retried_ids, abandoned_ids}:
+-- id and input are '' when the queue has no queued job (input is also ''
+-- when the job has none); the id lists report the inline sweep. The job
+-- becomes running: started_at = now, its id goes to {ns}:running scored by
+-- its timeout/heartbeat deadline.
 
 local q = ARGV[2]
 if redis.call('EXISTS', KEYS[1]) == 0 then return {QUEUE_NOT_FOUND, q} end
 local now = ARGV[3]
 local now_ms = ms(now)
 local limit = num(ARGV[4])
-for _, id in ipairs(due_ids(k_running(), now_ms, limit)) do timeout_step(id, now, now_ms) end
-for _, id in ipairs(due_ids(k_failed(), now_ms, limit)) do retry_step(id, now_ms) end
+local timed_out, retried, abandoned = {}, {}, {}
+for _, id in ipairs(due_ids(k_running(), now_ms, limit)) do
+  if timeout_step(id, now, now_ms) == 'timed_out' then timed_out[#timed_out + 1] = id end
+end
+for _, id in ipairs(due_ids(k_failed(), now_ms, limit)) do
+  local r = retry_step(id, now_ms)
+  if r == 'retried' then retried[#retried + 1] = id
+  elseif r == 'abandoned' then abandoned[#abandoned + 1] = id end
+end
 
 while true do
   local popped = redis.call('ZPOPMIN', k_pending(q))
-  if #popped == 0 then return {OK} end
+  if #popped == 0 then return {OK, '', '', timed_out, retried, abandoned} end
   local id = popped[1]
   local j = load_job(id)
   -- A pending id whose job is gone or not queued is stale: drop it.
@@ -34,6 +43,6 @@ while true do
     redis.call('ZADD', k_running(), int_str(running_deadline(j)), id)
     attach_index(j, 'running')
     local input = redis.call('HGET', key, 'input')
-    return {OK, id, input or ''}
+    return {OK, id, input or '', timed_out, retried, abandoned}
   end
 end
