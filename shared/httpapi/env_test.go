@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,30 +17,12 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 // t0 is the test clock's start: microseconds, as the store keeps them.
 var t0 = time.Date(2024, 3, 1, 10, 0, 0, 123456000, time.UTC)
 
-// testClock is an adjustable clock for the store.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // testEnv is an API over the real store, on the shared private
 // redis-server, in a namespace of its own.
 type testEnv struct {
 	api   *API
 	h     http.Handler
-	clock *testClock
+	clock *redistest.Clock
 	logs  *logRecorder
 	// snapshot returns every key of the namespace with its DUMP.
 	snapshot func(tb testing.TB) map[string]string
@@ -51,7 +32,7 @@ func newEnv(tb testing.TB, opts Options) *testEnv {
 	tb.Helper()
 	rdb := redistest.Shared(tb).Client()
 	ns := redistest.Namespace(tb)
-	clock := &testClock{now: t0}
+	clock := redistest.NewClock(t0)
 	store, err := redisstore.New(rdb, redisstore.Options{Namespace: ns, Now: clock.Now})
 	if err != nil {
 		tb.Fatalf("redisstore.New: %v", err)

@@ -80,7 +80,7 @@ func TestQuickstart(t *testing.T) {
 		{method: "GET", path: "/queue", status: 200, want: `[]`},
 	}
 	for _, s := range steps {
-		env.clock.Add(s.advance)
+		env.clock.Advance(s.advance)
 		req, err := http.NewRequest(s.method, srv.URL+s.path, strings.NewReader(s.body))
 		if err != nil {
 			t.Fatal(err)

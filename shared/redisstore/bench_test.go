@@ -16,13 +16,13 @@ import (
 
 type benchStore struct {
 	s     *redisstore.Store
-	clock *clock
+	clock *redistest.Clock
 	ctx   context.Context
 }
 
 func newBench(b *testing.B, opts redisstore.Options) *benchStore {
 	b.Helper()
-	c := &clock{t: t0}
+	c := redistest.NewClock(t0)
 	opts.Namespace, opts.Now = redistest.Namespace(b), c.Now
 	s, err := redisstore.New(redistest.Shared(b).Client(), opts)
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,24 +31,6 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 // t0 is the test clock's start: whole seconds plus microseconds, so both
 // the microsecond round trip and whole-second timeouts are exercised.
 var t0 = time.Date(2024, 3, 1, 10, 0, 0, 123456000, time.UTC)
-
-// clock is an injected clock that only moves when told to.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // backend is a Redis the conformance suite runs against.
 type backend struct {
@@ -71,7 +52,7 @@ type harness struct {
 	ctx   context.Context
 	rdb   redis.UniversalClient
 	s     *redisstore.Store
-	clock *clock
+	clock *redistest.Clock
 	ns    string
 	keys  redisstore.Keys
 	// logs collects the store's log lines (inline sweep events).
@@ -83,7 +64,7 @@ type harness struct {
 
 func newHarness(t *testing.T, rdb redis.UniversalClient, opts redisstore.Options) *harness {
 	t.Helper()
-	h := &harness{t: t, ctx: context.Background(), rdb: rdb, clock: &clock{t: t0}}
+	h := &harness{t: t, ctx: context.Background(), rdb: rdb, clock: redistest.NewClock(t0)}
 	h.ns = redistest.Namespace(t)
 	opts.Namespace = h.ns
 	opts.Now = h.clock.Now

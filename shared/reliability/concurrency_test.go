@@ -38,7 +38,7 @@ type jobLog struct {
 	heldSince  time.Time // clock just before the holder's take
 }
 
-func newStore(t *testing.T, url, ns string, clk *clock) *redisstore.Store {
+func newStore(t *testing.T, url, ns string, clk *redistest.Clock) *redisstore.Store {
 	t.Helper()
 	rdb, err := redisstore.NewClient(redisstore.ClientOptions{URL: url, PoolSize: 30})
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 // crashSetup creates a queue whose jobs time out after 10s (heartbeat
 // timeout 5s) with one retry after 2s, and one job that a worker takes and
 // then abandons.
-func crashSetup(t *testing.T, inline int) (*redisstore.Store, *clock, uint64) {
+func crashSetup(t *testing.T, inline int) (*redisstore.Store, *redistest.Clock, uint64) {
 	t.Helper()
 	srv := redistest.Shared(t)
 	clk := newClock()

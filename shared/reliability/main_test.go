@@ -1,7 +1,6 @@
 package reliability
 
 import (
-	"sync"
 	"testing"
 	"time"
 
@@ -10,23 +9,8 @@ import (
 
 func TestMain(m *testing.M) { redistest.Main(m) }
 
-// clock is a shared, manually advanced clock for every store in a test, so
-// timeouts, retry delays and expiry happen without sleeping.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
+// newClock is the clock every store of a test shares, so timeouts, retry
+// delays and expiry happen without sleeping.
+func newClock() *redistest.Clock {
+	return redistest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 }
