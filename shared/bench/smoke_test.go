@@ -1,0 +1,185 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ocyless/ocyless/shared/ocypod"
+	"github.com/ocyless/ocyless/shared/redisstore"
+)
+
+// TestSmoke runs every benchmark body once with tiny sizes, so that `make
+// test` keeps them working. It measures nothing and asserts no timing.
+func TestSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("smoke run of the benchmarks (private redis-server, Lambda builds)")
+	}
+	t.Run("round trips store", func(t *testing.T) { roundTripsStore(smokeRun(t, 3)) })
+	t.Run("round trips http", func(t *testing.T) { roundTripsHTTP(smokeRun(t, 1)) })
+	t.Run("store throughput", func(t *testing.T) { storeThroughput(smokeRun(t, 8), 4) })
+	t.Run("http throughput", func(t *testing.T) { httpThroughput(smokeRun(t, 8), 4) })
+	t.Run("sweep scaling", func(t *testing.T) {
+		sweepScaling(smokeRun(t, 2), newSweepEnv(t, 20, 10, true), newSweepEnv(t, 200, 10, true))
+	})
+	t.Run("lambda", func(t *testing.T) {
+		if _, err := exec.LookPath("make"); err != nil {
+			t.Skip("make is not installed")
+		}
+		// The host arch, as the end-to-end test builds: no cross-compiled
+		// standard library to build in a cold cache.
+		lambdaSizes(smokeRun(t, 1), false, runtime.GOARCH)
+		lambdaColdStarts(smokeRun(t, 1), false, 1)
+	})
+}
+
+// TestCounter checks what the Counter calls a round trip: a command, a
+// pipeline, an EVALSHA retried as EVAL, a new connection's HELLO.
+func TestCounter(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, redisstore.Options{})
+	step := func(what string, want int64, fn func() error) {
+		t.Helper()
+		before := e.counter.Snapshot()
+		if err := fn(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		d := e.counter.Snapshot().Sub(before)
+		if d.RoundTrips != want {
+			t.Errorf("%s: %d round trips (%s), want %d", what, d.RoundTrips, d.CommandList(), want)
+		}
+	}
+	step("first command on a new connection (HELLO, then PING)", 2, func() error { return e.rdb.Ping(ctx).Err() })
+	step("one command", 1, func() error { return e.rdb.Set(ctx, e.prefix+"k", "v", 0).Err() })
+	pipeline := func() error {
+		_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, e.prefix+"n", "1", 0)
+			p.Incr(ctx, e.prefix+"n")
+			p.Get(ctx, e.prefix+"n")
+			return nil
+		})
+		return err
+	}
+	// go-redis keeps a separate pool for pipelines.
+	step("a first pipeline of three (its pool dials: HELLO)", 2, pipeline)
+	step("a pipeline of three", 1, pipeline)
+	script := fmt.Sprintf("return %q", t.Name()+time.Now().String()) // never loaded before
+	step("a new script: EVALSHA, NOSCRIPT, EVAL", 2, func() error {
+		return redis.NewScript(script).Run(ctx, e.rdb, []string{e.prefix + "k"}).Err()
+	})
+	step("the same script again: EVALSHA", 1, func() error {
+		return redis.NewScript(script).Run(ctx, e.rdb, []string{e.prefix + "k"}).Err()
+	})
+	d := e.counter.Snapshot()
+	if d.Dials != 2 || d.CommandCount() < 9 {
+		t.Errorf("dials %d, commands %s", d.Dials, d.CommandList())
+	}
+}
+
+// TestBulkSeedMatchesStore checks that the sweep benchmark's bulk seed
+// leaves exactly what the store's own calls leave: every key, type and
+// value of two namespaces, one seeded in bulk and one through the store,
+// compared with the same clock.
+func TestBulkSeedMatchesStore(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 678901000, time.UTC)
+	clk := &clock{}
+	clk.Set(now)
+	bulk, calls := newEnv(t, redisstore.Options{Now: clk.Now}), newEnv(t, redisstore.Options{Now: clk.Now})
+	for _, e := range []*env{bulk, calls} {
+		for _, q := range []string{"run", "done"} {
+			if _, err := e.store.PutQueue(ctx, q, ocypod.QueueSettings{Timeout: ocypod.Seconds(60), ExpiresAfter: ocypod.Seconds(90), Retries: 2}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s := newSeeder(t, bulk) // runs verifyScripts on bulk: do the same on calls
+	verifyScripts(t, calls)
+	if _, err := s.jobs(ctx, "run", 3, now, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.jobs(ctx, "done", 2, now, true); err != nil {
+		t.Fatal(err)
+	}
+	spec := ocypod.JobSpec{}
+	for range 3 {
+		if _, err := calls.store.CreateJob(ctx, "run", spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		if next, err := calls.store.NextJob(ctx, "run"); err != nil || next == nil {
+			t.Fatal(next, err)
+		}
+	}
+	for range 2 {
+		if _, err := calls.store.CreateJob(ctx, "done", spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		next, err := calls.store.NextJob(ctx, "done")
+		if err != nil || next == nil {
+			t.Fatal(next, err)
+		}
+		if err := calls.store.UpdateJob(ctx, next.ID, ocypod.JobUpdate{Status: &completed}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := dumpNamespace(t, bulk), dumpNamespace(t, calls)
+	if !slices.Equal(a, b) {
+		t.Errorf("bulk seed and store calls differ:\nbulk:  %s\ncalls: %s", strings.Join(a, "\n       "), strings.Join(b, "\n       "))
+	}
+	if len(a) < 15 {
+		t.Errorf("only %d keys: %v", len(a), a)
+	}
+}
+
+// dumpNamespace lists every key of e's namespace with its type and value,
+// the prefix left out, sorted.
+func dumpNamespace(t *testing.T, e *env) []string {
+	t.Helper()
+	ctx := context.Background()
+	keys, err := e.rdb.Keys(ctx, e.prefix+"*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, k := range keys {
+		typ, err := e.rdb.Type(ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var val any
+		switch typ {
+		case "string":
+			val, err = e.rdb.Get(ctx, k).Result()
+		case "hash":
+			var m map[string]string
+			m, err = e.rdb.HGetAll(ctx, k).Result()
+			val = fmt.Sprint(m) // fmt sorts map keys
+		case "zset":
+			val, err = e.rdb.ZRangeWithScores(ctx, k, 0, -1).Result()
+		case "set":
+			var m []string
+			m, err = e.rdb.SMembers(ctx, k).Result()
+			slices.Sort(m)
+			val = m
+		default:
+			t.Fatalf("key %s has type %s", k, typ)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s %s %v", strings.TrimPrefix(k, e.prefix), typ, val))
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,370 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ocyless/ocyless/shared/ocypod"
+	"github.com/ocyless/ocyless/shared/redisstore"
+	"github.com/ocyless/ocyless/shared/sweep"
+)
+
+// Summary positions of the sweep lines.
+const (
+	posSweepTimeouts = 30
+	posSweepExpiry   = 31
+)
+
+// dueJobs is how many jobs each round of the sweep benchmark makes due.
+const dueJobs = 1000
+
+// scriptDir holds the store's Lua scripts (this test runs in its package
+// directory).
+var scriptDir = filepath.Join("..", "redisstore", "scripts")
+
+// readScript reads one of the store's script files as scripts.go does:
+// trailing newlines trimmed, one added.
+func readScript(tb testing.TB, name string) string {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join(scriptDir, name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return strings.TrimRight(string(b), "\n") + "\n"
+}
+
+// storeScript builds a store script exactly as redisstore's scripts.go does:
+// lib.lua, a newline, the script. seeder.verify checks that the result is
+// the very script the store runs.
+func storeScript(tb testing.TB, name string) *redis.Script {
+	tb.Helper()
+	return redis.NewScript(readScript(tb, "lib.lua") + "\n" + readScript(tb, name))
+}
+
+// bulkLoop is the end of the bulk script: ARGV[1] prefix, ARGV[2] queue,
+// ARGV[3] now (µs), ARGV[4] how many jobs, ARGV[5] '1' to complete them,
+// ARGV[6] the statuses completed may follow, ARGV[7] NextJob's inline sweep
+// limit. It creates the jobs, then takes each and, with ARGV[5], completes
+// it, with the arguments CreateJob, NextJob and UpdateJob would send; it
+// returns {0, ids} or {code, step, reply}.
+const bulkLoop = `
+local prefix, q, now, n = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local qkey = {prefix .. 'queue:' .. q}
+for i = 1, n do
+  local r = create_job(qkey, {prefix, q, now, '', '', '', '', '', '', 'inherit', ''})
+  if r[1] ~= 0 then return {r[1], 'create', r[2]} end
+end
+local ids = {}
+for i = 1, n do
+  local r = next_job(qkey, {prefix, q, now, ARGV[7]})
+  if r[1] ~= 0 or not r[2] or r[2] == '' then return {1, 'next', r[2]} end
+  ids[i] = r[2]
+  if ARGV[5] == '1' then
+    local u = update_job({prefix .. 'job:' .. r[2]}, {prefix, r[2], now, '0', '', 'completed', ARGV[6]})
+    if u[1] ~= 0 then return {u[1], 'update', u[2]} end
+  end
+end
+return {0, ids}
+`
+
+// bulkScript is the seeder's one script: lib.lua, then the bodies of
+// create_job.lua, next_job.lua and update_job.lua, each unchanged inside a
+// local function whose parameters are named KEYS and ARGV (so the body
+// reads its own arguments), then bulkLoop. Each job thus goes through the
+// store's own code, in one EVALSHA per batch instead of two or three round
+// trips per job.
+func bulkScript(tb testing.TB) *redis.Script {
+	tb.Helper()
+	var b strings.Builder
+	b.WriteString(readScript(tb, "lib.lua"))
+	for _, name := range []string{"create_job", "next_job", "update_job"} {
+		b.WriteString("\nlocal function " + name + "(KEYS, ARGV)\n")
+		b.WriteString(readScript(tb, name+".lua"))
+		b.WriteString("end\n")
+	}
+	b.WriteString(bulkLoop)
+	return redis.NewScript(b.String())
+}
+
+// seeder creates jobs in bulk with the store's own scripts (see
+// bulkScript): the same keys, hashes and indexes as the store's calls
+// would leave (TestBulkSeedMatchesStore compares them), far faster than one
+// round trip per step.
+type seeder struct {
+	rdb    redis.UniversalClient
+	prefix string
+	bulk   *redis.Script
+}
+
+// seedBatch is how many jobs one bulk call handles.
+const seedBatch = 1000
+
+func newSeeder(tb testing.TB, e *env) *seeder {
+	tb.Helper()
+	verifyScripts(tb, e)
+	return &seeder{rdb: e.rdb, prefix: e.prefix, bulk: bulkScript(tb)}
+}
+
+// verifyScripts checks that the script files read here are byte for byte
+// those the store runs: with the server's script cache flushed, one store
+// lifecycle loads the store's scripts (EVALSHA, NOSCRIPT, EVAL), after
+// which SCRIPT EXISTS must know the SHA1s of the files read here.
+func verifyScripts(tb testing.TB, e *env) {
+	tb.Helper()
+	ctx := context.Background()
+	if err := e.rdb.ScriptFlush(ctx).Err(); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := e.store.PutQueue(ctx, "verify", benchQueue); err != nil {
+		tb.Fatal(err)
+	}
+	if err := lifecycle(ctx, e.store, "verify"); err != nil {
+		tb.Fatal(err)
+	}
+	if err := e.store.DeleteQueue(ctx, "verify"); err != nil {
+		tb.Fatal(err)
+	}
+	names := []string{"create_job.lua", "next_job.lua", "update_job.lua"}
+	var shas []string
+	for _, n := range names {
+		shas = append(shas, storeScript(tb, n).Hash())
+	}
+	known, err := e.rdb.ScriptExists(ctx, shas...).Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i, ok := range known {
+		if !ok {
+			tb.Fatalf("%s read from %s differs from the store's script", names[i], scriptDir)
+		}
+	}
+}
+
+// completedFrom is the statuses a job may be completed from, as UpdateJob
+// passes them.
+func completedFrom() string {
+	var from []string
+	for _, st := range ocypod.AllowedFrom(ocypod.StatusCompleted) {
+		from = append(from, string(st))
+	}
+	return strings.Join(from, ",")
+}
+
+// jobs creates n jobs in queue at now and takes them (they run from now
+// on); with end they are completed too. It returns the ids.
+func (s *seeder) jobs(ctx context.Context, queue string, n int, now time.Time, end bool) ([]string, error) {
+	us := strconv.FormatInt(now.UnixMicro(), 10)
+	ended := "0"
+	if end {
+		ended = "1"
+	}
+	from := completedFrom()
+	var ids []string
+	for done := 0; done < n; {
+		k := min(seedBatch, n-done)
+		arr, err := s.bulk.Run(ctx, s.rdb, []string{s.prefix + "queue:" + queue},
+			s.prefix, queue, us, k, ended, from, defaultInline).Slice()
+		if err != nil {
+			return nil, err
+		}
+		list, ok := arr[1].([]any)
+		if len(arr) != 2 || arr[0] != int64(0) || !ok || len(list) != k {
+			return nil, fmt.Errorf("bulk seed reply %v", arr)
+		}
+		for _, id := range list {
+			ids = append(ids, fmt.Sprint(id))
+		}
+		done += k
+	}
+	return ids, nil
+}
+
+// defaultInline is the inline sweep limit NextJob passes by default
+// (redisstore's Options.InlineSweep 0).
+const defaultInline = "8"
+
+// sweepEnv is a namespace seeded with n background jobs that are not due:
+// n/2 running (timeout one day) and n/2 ended (expiring in one day). Each
+// round adds due jobs and sweeps them.
+type sweepEnv struct {
+	e        *env
+	clock    *clock
+	seed     *seeder
+	n, due   int
+	t0       time.Time
+	round    int
+	seedTime time.Duration
+}
+
+var (
+	sweepEnvsMu sync.Mutex
+	sweepEnvs   = map[int]*sweepEnv{}
+)
+
+// cachedSweepEnv returns the seeded namespace for n (the framework calls a
+// benchmark several times; the seed is made once).
+func cachedSweepEnv(tb testing.TB, n int) *sweepEnv {
+	sweepEnvsMu.Lock()
+	defer sweepEnvsMu.Unlock()
+	if s, ok := sweepEnvs[n]; ok {
+		return s
+	}
+	s := newSweepEnv(tb, n, dueJobs, false)
+	sweepEnvs[n] = s
+	return s
+}
+
+// newSweepEnv seeds a namespace. With cleanup (the smoke test) it is on the
+// shared server and its client is closed when tb ends. Otherwise it gets a
+// redis-server of its own, so that the keyspace holds only its jobs, and
+// lives as long as the process (the cached namespaces serve several
+// benchmark calls).
+func newSweepEnv(tb testing.TB, n, due int, cleanup bool) *sweepEnv {
+	tb.Helper()
+	ctx := context.Background()
+	clk := &clock{}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk.Set(t0)
+	var e *env
+	if cleanup {
+		e = newEnv(tb, redisstore.Options{Now: clk.Now})
+	} else {
+		e = openEnv(tb, startExtraServer(tb), redisstore.Options{Now: clk.Now})
+	}
+	day := ocypod.Seconds(86400)
+	for q, qs := range map[string]ocypod.QueueSettings{
+		"bg-run":  {Timeout: day, ExpiresAfter: day},
+		"bg-done": {Timeout: day, ExpiresAfter: day},
+		// Due jobs time out after 1 s, are not retried and expire 1 s after.
+		"due": {Timeout: ocypod.Seconds(1), ExpiresAfter: ocypod.Seconds(1)},
+	} {
+		if _, err := e.store.PutQueue(ctx, q, qs); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	s := &sweepEnv{e: e, clock: clk, seed: newSeeder(tb, e), n: n, due: due, t0: t0}
+	start := time.Now()
+	if _, err := s.seed.jobs(ctx, "bg-run", n/2, t0, false); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := s.seed.jobs(ctx, "bg-done", n-n/2, t0, true); err != nil {
+		tb.Fatal(err)
+	}
+	s.seedTime = time.Since(start)
+	// The layout is the store's: its own counters see the seed.
+	info, err := e.store.Info(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	got := map[string]uint64{}
+	for name, q := range info.Queues {
+		got[name+"/running"], got[name+"/completed"] = q.Running, q.Completed
+	}
+	if got["bg-run/running"] != uint64(n/2) || got["bg-done/completed"] != uint64(n-n/2) {
+		tb.Fatalf("after seeding %d + %d jobs the store counts %v", n/2, n-n/2, got)
+	}
+	return s
+}
+
+// sweepRound makes s.due jobs due (created and taken at the round's time,
+// timing out 1 s later), then times the timeout sweep of them and, once
+// they have expired, the expiry sweep. It returns the wall time and the
+// redis-server CPU time of each sweep.
+func (s *sweepEnv) sweepRound(r *run) (timeouts, expiry side) {
+	ctx := context.Background()
+	s.round++
+	tr := s.t0.Add(time.Duration(s.round) * 10 * time.Second)
+	s.clock.Set(tr)
+	if _, err := s.seed.jobs(ctx, "due", s.due, tr, false); err != nil {
+		r.tb.Fatal(err)
+	}
+	measure := func(at time.Time, kind sweep.Kind) side {
+		s.clock.Set(at)
+		c0, err := redisCPU(ctx, s.e.rdb)
+		if err != nil {
+			r.tb.Fatal(err)
+		}
+		r.startTimer()
+		t0 := time.Now()
+		tot, err := sweep.Once(ctx, s.e.store, kind, nil)
+		wall := time.Since(t0)
+		r.stopTimer()
+		c1, cerr := redisCPU(ctx, s.e.rdb)
+		if err != nil || cerr != nil {
+			r.tb.Fatal(err, cerr)
+		}
+		if tot.Jobs() != s.due {
+			r.tb.Fatalf("sweep %s at round %d handled %+v, want %d jobs", kind, s.round, tot, s.due)
+		}
+		return side{wall: wall, redisCPU: c1 - c0}
+	}
+	// Deadline: started + (1+1) s; expiry: ended + (1+1) s.
+	timeouts = measure(tr.Add(3*time.Second), sweep.Timeouts)
+	expiry = measure(tr.Add(6*time.Second), sweep.Expiry)
+	return timeouts, expiry
+}
+
+// sweepScaling runs r.n rounds on each of the two seeded namespaces,
+// alternating between them so that both see the same background load, and
+// reports the cost per due job of each and their ratio.
+func sweepScaling(r *run, small, large *sweepEnv) {
+	r.resetTimer()
+	r.stopTimer()
+	var to, ex [2]side
+	for range r.n {
+		for i, s := range []*sweepEnv{small, large} {
+			a, b := s.sweepRound(r)
+			to[i].wall += a.wall
+			to[i].redisCPU += a.redisCPU
+			ex[i].wall += b.wall
+			ex[i].redisCPU += b.redisCPU
+		}
+	}
+	r.startTimer()
+	perJob := func(d time.Duration, s *sweepEnv) float64 { return float64(d.Nanoseconds()) / float64(r.n*s.due) }
+	for i, s := range []*sweepEnv{small, large} {
+		r.metric(perJob(to[i].wall, s), fmt.Sprintf("timeouts-ns/due-job@%d", s.n))
+		r.metric(perJob(ex[i].wall, s), fmt.Sprintf("expiry-ns/due-job@%d", s.n))
+	}
+	ratios := [2]float64{perJob(to[1].wall, large) / perJob(to[0].wall, small), perJob(ex[1].wall, large) / perJob(ex[0].wall, small)}
+	r.metric(ratios[0], "timeouts-ratio")
+	r.metric(ratios[1], "expiry-ratio")
+	if !r.final() {
+		return
+	}
+	hdr := []string{"jobs stored (not due)", "seeded in", "rounds", "timeout sweep per due job", "redis CPU", "expiry sweep per due job", "redis CPU"}
+	for i, s := range []*sweepEnv{small, large} {
+		rep.row("sweep", fmt.Sprintf("Sweep cost per due job (%d due per round, a fresh set each round, rounds alternating between the two sizes, each on a redis-server of its own; sweep.Once with the default batch of 100)", s.due), hdr,
+			strconv.Itoa(s.n), fmt.Sprintf("%d = %d running + %d ended", s.n, s.n/2, s.n-s.n/2),
+			fmt.Sprintf("%v (%.0f jobs/s)", s.seedTime.Round(time.Millisecond), float64(s.n)/s.seedTime.Seconds()),
+			strconv.Itoa(r.n),
+			fmt.Sprintf("%.1f µs", perJob(to[i].wall, s)/1e3), fmt.Sprintf("%.1f µs", perJob(to[i].redisCPU, s)/1e3),
+			fmt.Sprintf("%.1f µs", perJob(ex[i].wall, s)/1e3), fmt.Sprintf("%.1f µs", perJob(ex[i].redisCPU, s)/1e3))
+	}
+	for i, kind := range []string{"timeouts", "expiry"} {
+		w := [2]time.Duration{to[0].wall, to[1].wall}
+		if i == 1 {
+			w = [2]time.Duration{ex[0].wall, ex[1].wall}
+		}
+		rep.goal(posSweepTimeouts+i, goalLine{
+			Item:     fmt.Sprintf("3. Sweep %s: cost per due job with %d vs %d jobs stored (half running, half ended; %d due)", kind, large.n, small.n, large.due),
+			Measured: fmt.Sprintf("%.1f µs", perJob(w[1], large)/1e3),
+			Floor:    fmt.Sprintf("%.1f µs with %d", perJob(w[0], small)/1e3, small.n),
+			Ratio:    fmt.Sprintf("%.2f", ratios[i]),
+			Goal:     "ratio <= 2",
+			Verdict:  verdictOf(ratios[i] <= 2),
+		})
+	}
+}
+
+// sweepSizes are the numbers of stored jobs compared.
+var sweepSizes = [2]int{1000, 1000000}
