@@ -18,9 +18,10 @@
 -- {0, id} with the new job id (from {ns}:job_id, first 1, never reused).
 
 local q = ARGV[2]
-if redis.call('EXISTS', KEYS[1]) == 0 then return {QUEUE_NOT_FOUND, q} end
 local s = redis.call('HMGET', KEYS[1], 'timeout', 'heartbeat_timeout',
   'expires_after', 'retries', 'retry_delays')
+-- A queue's hash always holds its settings: none at all means no queue.
+if not (s[1] or s[2] or s[3] or s[4] or s[5]) then return {QUEUE_NOT_FOUND, q} end
 local function pick(v, i)
   if v ~= '' then return v end
   return s[i] or '0'
@@ -28,15 +29,17 @@ end
 
 local id = int_str(redis.call('INCR', k_job_id()))
 local key = k_job(id)
-redis.call('HSET', key, 'id', id, 'queue', q, 'status', 'queued',
+local fields = {'id', id, 'queue', q, 'status', 'queued',
   'created_at', ARGV[3], 'timeout', pick(ARGV[6], 1),
   'heartbeat_timeout', pick(ARGV[7], 2), 'expires_after', pick(ARGV[8], 3),
-  'retries', pick(ARGV[9], 4), 'retries_attempted', '0')
-if ARGV[4] ~= '' then redis.call('HSET', key, 'input', ARGV[4]) end
-if ARGV[5] ~= '' then redis.call('HSET', key, 'tags', ARGV[5]) end
-local delays = ARGV[11]
-if ARGV[10] == 'inherit' then delays = s[5] or '' end
-if delays ~= '' then redis.call('HSET', key, 'retry_delays', delays) end
+  'retries', pick(ARGV[9], 4), 'retries_attempted', '0'}
+local function opt(name, v)
+  if v ~= '' then fields[#fields + 1] = name; fields[#fields + 1] = v end
+end
+opt('input', ARGV[4])
+opt('tags', ARGV[5])
+if ARGV[10] == 'inherit' then opt('retry_delays', s[5] or '') else opt('retry_delays', ARGV[11]) end
+redis.call('HSET', key, unpack(fields))
 for i = 12, #ARGV do
   redis.call('ZADD', k_tag(ARGV[i]), id, id)
 end

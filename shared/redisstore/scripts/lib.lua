@@ -89,14 +89,22 @@ local FIELDS = {'status', 'queue', 'retries', 'retries_attempted', 'timeout',
   'heartbeat_timeout', 'expires_after', 'started_at', 'ended_at',
   'last_heartbeat', 'retry_delays', 'tags', 'abandoned'}
 
--- load_job returns the job as a table (absent fields are nil), or nil when
--- the hash is missing, has no status, or is not a hash at all.
-local function load_job(id)
-  local r = redis.pcall('HMGET', k_job(id), unpack(FIELDS))
+-- load_job returns the job as a table (absent fields are nil; input only
+-- when with_input is set), or nil when the hash is missing, has no status,
+-- or is not a hash at all.
+local function load_job(id, with_input)
+  local r
+  if with_input then
+    r = redis.pcall('HMGET', k_job(id), 'input', unpack(FIELDS))
+  else
+    r = redis.pcall('HMGET', k_job(id), unpack(FIELDS))
+  end
   if type(r) ~= 'table' or r.err then return nil end
   local j = {id = id}
+  local off = 0
+  if with_input then j.input, off = r[1], 1 end
   for i, f in ipairs(FIELDS) do
-    if r[i] then j[f] = r[i] end
+    if r[i + off] then j[f] = r[i + off] end
   end
   if not j.status then return nil end
   return j
@@ -139,9 +147,9 @@ local function retry_due(j)
   return ms(j.ended_at) + retry_delay(j) * 1000
 end
 
--- detach removes a job from every index it may be in: the global running,
--- failed and ended sets and all of its queue's sets.
-local function detach(j)
+-- detach_all removes a job from every index it may be in: the global
+-- running, failed and ended sets and all of its queue's sets.
+local function detach_all(j)
   redis.call('ZREM', k_running(), j.id)
   redis.call('ZREM', k_failed(), j.id)
   redis.call('ZREM', k_ended(), j.id)
@@ -153,9 +161,32 @@ local function detach(j)
   end
 end
 
+-- detach removes a job from the indexes its status puts it in (every
+-- script keeps a job in exactly those), which costs two or three calls
+-- instead of nine; a job with an unknown status gets detach_all.
+local function detach(j)
+  local st, q, id = j.status, j.queue, j.id
+  if st == 'queued' then
+    if q then redis.call('ZREM', k_pending(q), id) end
+    return
+  elseif st == 'running' then
+    redis.call('ZREM', k_running(), id)
+  elseif st == 'failed' or st == 'timed_out' then
+    redis.call('ZREM', k_failed(), id)
+    redis.call('ZREM', k_ended(), id)
+  elseif st == 'completed' or st == 'cancelled' then
+    redis.call('ZREM', k_ended(), id)
+  else
+    return detach_all(j)
+  end
+  if q then redis.call('ZREM', k_index(q, st), id) end
+end
+
+-- attach_index adds a job to its queue's index of status st. (Its queue is
+-- already in k_jobqueues: it joined when the job was created, and leaves
+-- only when the queue has no job left.)
 local function attach_index(j, st)
   redis.call('ZADD', k_index(j.queue, st), j.id, j.id)
-  redis.call('SADD', k_jobqueues(), j.queue)
 end
 
 -- jq_cleanup forgets a queue name in k_jobqueues once it has no job left.
