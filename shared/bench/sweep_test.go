@@ -3,8 +3,6 @@ package bench_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,27 +25,10 @@ const (
 // dueJobs is how many jobs each round of the sweep benchmark makes due.
 const dueJobs = 1000
 
-// scriptDir holds the store's Lua scripts (this test runs in its package
-// directory).
-var scriptDir = filepath.Join("..", "redisstore", "scripts")
-
-// readScript reads one of the store's script files as scripts.go does:
-// trailing newlines trimmed, one added.
-func readScript(tb testing.TB, name string) string {
-	tb.Helper()
-	b, err := os.ReadFile(filepath.Join(scriptDir, name))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return strings.TrimRight(string(b), "\n") + "\n"
-}
-
-// storeScript builds a store script exactly as redisstore's scripts.go does:
-// lib.lua, a newline, the script. seeder.verify checks that the result is
-// the very script the store runs.
-func storeScript(tb testing.TB, name string) *redis.Script {
-	tb.Helper()
-	return redis.NewScript(readScript(tb, "lib.lua") + "\n" + readScript(tb, name))
+// storeScript is a store script exactly as redisstore runs it. seeder.verify
+// checks that it is the very script the store runs.
+func storeScript(name string) *redis.Script {
+	return redis.NewScript(redisstore.ScriptSource(name))
 }
 
 // bulkLoop is the end of the bulk script: ARGV[1] prefix, ARGV[2] queue,
@@ -76,7 +57,7 @@ end
 return {0, ids}
 `
 
-// bulkScript is the seeder's one script: lib.lua, then the bodies of
+// bulkScript is the seeder's one script: the lib.lua helpers it uses, then the bodies of
 // create_job.lua, next_job.lua and update_job.lua, each unchanged inside a
 // local function whose parameters are named KEYS and ARGV (so the body
 // reads its own arguments), then bulkLoop. Each job thus goes through the
@@ -84,15 +65,14 @@ return {0, ids}
 // trips per job.
 func bulkScript(tb testing.TB) *redis.Script {
 	tb.Helper()
-	var b strings.Builder
-	b.WriteString(readScript(tb, "lib.lua"))
+	var body strings.Builder
 	for _, name := range []string{"create_job", "next_job", "update_job"} {
-		b.WriteString("\nlocal function " + name + "(KEYS, ARGV)\n")
-		b.WriteString(readScript(tb, name+".lua"))
-		b.WriteString("end\n")
+		body.WriteString("\nlocal function " + name + "(KEYS, ARGV)\n")
+		body.WriteString(redisstore.ScriptBody(name + ".lua"))
+		body.WriteString("end\n")
 	}
-	b.WriteString(bulkLoop)
-	return redis.NewScript(b.String())
+	body.WriteString(bulkLoop)
+	return redis.NewScript(redisstore.LibFor(body.String()) + body.String())
 }
 
 // seeder creates jobs in bulk with the store's own scripts (see
@@ -136,7 +116,7 @@ func verifyScripts(tb testing.TB, e *env) {
 	names := []string{"create_job.lua", "next_job.lua", "update_job.lua"}
 	var shas []string
 	for _, n := range names {
-		shas = append(shas, storeScript(tb, n).Hash())
+		shas = append(shas, storeScript(n).Hash())
 	}
 	known, err := e.rdb.ScriptExists(ctx, shas...).Result()
 	if err != nil {
@@ -144,7 +124,7 @@ func verifyScripts(tb testing.TB, e *env) {
 	}
 	for i, ok := range known {
 		if !ok {
-			tb.Fatalf("%s read from %s differs from the store's script", names[i], scriptDir)
+			tb.Fatalf("%s: redisstore.ScriptSource differs from the script the store ran", names[i])
 		}
 	}
 }

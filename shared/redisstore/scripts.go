@@ -149,3 +149,16 @@ func readScript(name string) string {
 	}
 	return strings.TrimRight(string(b), "\n") + "\n"
 }
+
+// ScriptBody returns the embedded text of scripts/<name> (e.g.
+// "create_job.lua") and ScriptSource the exact source the store runs for
+// it; LibFor returns the lib.lua helpers that a Lua body uses. They exist
+// for tools that must run the store's own code, such as the benchmarks'
+// bulk seeding; they panic on an unknown name.
+func ScriptBody(name string) string { return readScript(name) }
+
+// ScriptSource: see ScriptBody.
+func ScriptSource(name string) string { return scriptSource(name) }
+
+// LibFor: see ScriptBody.
+func LibFor(body string) string { return libFor(body) }
