@@ -149,6 +149,20 @@ func Load(path string, getenv func(string) (string, bool)) (Config, error) {
 			return Config{}, &FileError{Path: path, Err: err}
 		}
 	}
+	return withEnv(c, getenv)
+}
+
+// FromEnv is Load without a file: the Lambda configuration. It does not
+// reach the TOML decoder, which keeps it out of the Lambda binaries.
+func FromEnv(getenv func(string) (string, bool)) (Config, error) {
+	if getenv == nil {
+		getenv = noEnv
+	}
+	return withEnv(Default(), getenv)
+}
+
+// withEnv applies the OCYPOD_* variables to c and validates the result.
+func withEnv(c Config, getenv func(string) (string, bool)) (Config, error) {
 	if err := applyEnv(&c, getenv); err != nil {
 		return Config{}, err
 	}
@@ -157,9 +171,6 @@ func Load(path string, getenv func(string) (string, bool)) (Config, error) {
 	}
 	return c, nil
 }
-
-// FromEnv is Load without a file: the Lambda configuration.
-func FromEnv(getenv func(string) (string, bool)) (Config, error) { return Load("", getenv) }
 
 // Parse reads a configuration file's content: ${VAR} interpolation from
 // getenv, then Ocypod's TOML format on top of the defaults, then Validate.
