@@ -11,7 +11,7 @@ func KeysFor(ns string) Keys { return newKeys(ns) }
 func ScriptHashes() map[string]string {
 	m := make(map[string]string, len(loaded))
 	for name, s := range loaded {
-		m[name] = s.Hash()
+		m[name] = s.get().Hash()
 	}
 	return m
 }

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -50,16 +50,30 @@ var (
 	scriptSweepExpiry  = loadScript("sweep_expiry.lua")
 )
 
+// script is one Lua script, built on first use: building it scans lib.lua,
+// and a Lambda function only ever runs one or a few of the scripts, so none
+// of that work is paid at init.
+type script struct {
+	name string
+	get  func() *redis.Script
+}
+
 // loaded records the file behind each script, for the test that every
 // embedded file is used and loads on a real server.
-var loaded = map[string]*redis.Script{}
+var loaded = map[string]*script{}
 
-// loadScript builds the script in scripts/<name> with lib.lua in front of
-// it. It panics at start-up if a file is missing: that is a build error.
-func loadScript(name string) *redis.Script {
-	s := redis.NewScript(scriptSource(name))
-	loaded[name] = s
-	return s
+// loadScript declares the script in scripts/<name>, with the lib.lua
+// helpers it uses in front of it. It panics at start-up if the file is
+// missing: that is a build error.
+func loadScript(name string) *script {
+	if _, err := fs.Stat(scriptFiles, path.Join("scripts", name)); err != nil {
+		panic(fmt.Sprintf("redisstore: embedded script %s: %v", name, err))
+	}
+	sc := &script{name: name, get: sync.OnceValue(func() *redis.Script {
+		return redis.NewScript(scriptSource(name))
+	})}
+	loaded[name] = sc
+	return sc
 }
 
 // scriptSource is the full source of the script in scripts/<name>: the
@@ -70,22 +84,22 @@ func scriptSource(name string) string {
 }
 
 // libBlock is one top-level definition of lib.lua ("local function f" or
-// "local A, B = ..."), with the comment lines above it.
+// "local A, B = ..."), with the comment lines above it and the identifiers
+// its text mentions.
 type libBlock struct {
-	names []string
-	text  string
+	names  []string
+	text   string
+	idents []string
 }
-
-var luaIdent = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 
 // libFor returns the blocks of lib.lua that body uses, directly or through
 // other blocks, in their original order. Every script runs its whole prelude
 // on each call, and creating some forty unused closures per call measurably
 // costs Redis CPU; a script only pays for what it uses.
 func libFor(body string) string {
-	blocks := libBlocks(readScript(libName))
+	blocks := parsedLib()
 	need := map[string]bool{}
-	for _, id := range luaIdent.FindAllString(body, -1) {
+	for _, id := range luaIdents(body) {
 		need[id] = true
 	}
 	// Blocks only refer to earlier blocks, so one backwards pass resolves
@@ -93,12 +107,10 @@ func libFor(body string) string {
 	keep := make([]bool, len(blocks))
 	for i := len(blocks) - 1; i >= 0; i-- {
 		for _, n := range blocks[i].names {
-			if need[n] {
-				keep[i] = true
-			}
+			keep[i] = keep[i] || need[n]
 		}
 		if keep[i] {
-			for _, id := range luaIdent.FindAllString(blocks[i].text, -1) {
+			for _, id := range blocks[i].idents {
 				need[id] = true
 			}
 		}
@@ -111,6 +123,9 @@ func libFor(body string) string {
 	}
 	return b.String()
 }
+
+// parsedLib is lib.lua split into blocks, once.
+var parsedLib = sync.OnceValue(func() []libBlock { return libBlocks(readScript(libName)) })
 
 // libBlocks splits lib.lua at its top-level "local" lines; text before the
 // first one (the file's header comment) is dropped.
@@ -139,7 +154,32 @@ func libBlocks(src string) []libBlock {
 			pending.Reset()
 		}
 	}
+	for i := range blocks {
+		blocks[i].idents = luaIdents(blocks[i].text)
+	}
 	return blocks
+}
+
+// luaIdents returns the identifier-like words of Lua text (comments and
+// strings included, which can only add helpers, never miss one).
+func luaIdents(s string) []string {
+	var ids []string
+	start := -1
+	for i := 0; i <= len(s); i++ {
+		c := byte(' ')
+		if i < len(s) {
+			c = s[i]
+		}
+		word := c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || start >= 0 && c >= '0' && c <= '9'
+		switch {
+		case word && start < 0:
+			start = i
+		case !word && start >= 0:
+			ids = append(ids, s[start:i])
+			start = -1
+		}
+	}
+	return ids
 }
 
 func readScript(name string) string {

@@ -44,8 +44,8 @@ func TestEveryScriptIsUsedAndLoads(t *testing.T) {
 		sha, err := srv.Client().ScriptLoad(ctx, scriptSource(name)).Result()
 		if err != nil {
 			t.Errorf("SCRIPT LOAD %s: %v", name, err)
-		} else if sha != sc.Hash() {
-			t.Errorf("SCRIPT LOAD %s = %s, want %s", name, sha, sc.Hash())
+		} else if sha != sc.get().Hash() {
+			t.Errorf("SCRIPT LOAD %s = %s, want %s", name, sha, sc.get().Hash())
 		}
 	}
 	for name := range loaded {

@@ -112,11 +112,11 @@ func (s *Store) nowMicros() string {
 
 // run runs a script with the key prefix as ARGV[1] and returns its reply,
 // which every script makes an array.
-func (s *Store) run(ctx context.Context, sc *redis.Script, key string, args ...any) ([]any, error) {
+func (s *Store) run(ctx context.Context, sc *script, key string, args ...any) ([]any, error) {
 	argv := make([]any, 0, len(args)+1)
 	argv = append(argv, s.keys.Prefix())
 	argv = append(argv, args...)
-	res, err := sc.Run(ctx, s.rdb, []string{key}, argv...).Result()
+	res, err := sc.get().Run(ctx, s.rdb, []string{key}, argv...).Result()
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/ocyless/ocyless/shared/ocypod"
 )
 
@@ -71,7 +69,7 @@ func (s *Store) SweepExpiry(ctx context.Context) (SweepResult, error) {
 
 // sweep runs one sweep script and decodes its reply
 // {first_ids, second_ids, dropped_ids, more, next}.
-func (s *Store) sweep(ctx context.Context, sc *redis.Script, index string) (SweepResult, error) {
+func (s *Store) sweep(ctx context.Context, sc *script, index string) (SweepResult, error) {
 	arr, err := s.run(ctx, sc, index, s.nowMicros(), s.sweepBatch)
 	if err != nil {
 		return SweepResult{}, err
