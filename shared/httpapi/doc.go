@@ -6,9 +6,12 @@
 // mapping from errors to status codes (errors.go).
 //
 // Handler serves every route (the local server); RouteHandler serves one
-// route (one Lambda function each). Handlers are plain net/http and read path
-// parameters with r.PathValue, which the router sets, or which an adapter may
-// set beforehand from API Gateway's own match.
+// route (one Lambda function each). Each endpoint is an API method taking
+// the usual (w, r) that writes its success response and returns any failure
+// as an error, unwritten; the router answers a returned error with
+// writeError, the one place errors become responses. Handlers read path
+// parameters with r.PathValue, which the router sets, or which an adapter
+// may set beforehand from API Gateway's own match.
 //
 // # Deliberate differences from upstream Ocypod 0.8.0
 //

@@ -50,24 +50,31 @@ func statusOf(err error) (int, string) {
 	}
 }
 
-// writeError answers err with Ocypod's status and text. 5xx are logged once,
+// emptyNotFoundError marks an error whose 404 answer has an empty body, as
+// upstream's DELETE /job/{id} and DELETE /queue/{name} answer. Any other
+// status is answered as usual; the status and logged text are err's own.
+type emptyNotFoundError struct{ err error }
+
+func (e *emptyNotFoundError) Error() string { return e.err.Error() }
+func (e *emptyNotFoundError) Unwrap() error { return e.err }
+
+// emptyNotFound wraps a non-nil err in an emptyNotFoundError.
+func emptyNotFound(err error) error { return &emptyNotFoundError{err} }
+
+// writeError answers err, a handler's returned error, with Ocypod's status
+// and text (a 404 marked by emptyNotFound has no body). 5xx are logged once,
 // with the cause; clients never see internal error texts.
 func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, msg := statusOf(err)
 	if status >= 500 {
 		a.logFailure(r, status, err)
 	}
-	writeText(w, status, msg)
-}
-
-// writeErrorEmptyNotFound is writeError, except that a 404 has an empty
-// body, as upstream's DELETE /job/{id} and DELETE /queue/{name} answer.
-func (a *API) writeErrorEmptyNotFound(w http.ResponseWriter, r *http.Request, err error) {
-	if status, _ := statusOf(err); status == http.StatusNotFound {
-		w.WriteHeader(http.StatusNotFound)
+	var enf *emptyNotFoundError
+	if status == http.StatusNotFound && errors.As(err, &enf) {
+		w.WriteHeader(status)
 		return
 	}
-	a.writeError(w, r, err)
+	writeText(w, status, msg)
 }
 
 func (a *API) logFailure(r *http.Request, status int, err error) {

@@ -15,28 +15,24 @@ func jobID(r *http.Request) (uint64, error) { return parseJobID(r.PathValue("id"
 
 // getJob serves GET /job/{id}[?fields=a,b]: the job's fields, all 17 in
 // ocypod.JobFields order, or those requested in the requested order.
-func (a *API) getJob() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := jobID(r)
-		if err != nil {
-			a.writeError(w, r, err)
-			return
-		}
-		fields, err := parseFields(r.URL.RawQuery)
-		if err != nil {
-			a.writeError(w, r, err)
-			return
-		}
-		job, err := a.store.GetJob(r.Context(), id)
-		if err == nil && job == nil {
-			err = ocypod.JobNotFound(id)
-		}
-		if err != nil {
-			a.writeError(w, r, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, appendJob(nil, job, fields))
+func (a *API) getJob(w http.ResponseWriter, r *http.Request) error {
+	id, err := jobID(r)
+	if err != nil {
+		return err
 	}
+	fields, err := parseFields(r.URL.RawQuery)
+	if err != nil {
+		return err
+	}
+	job, err := a.store.GetJob(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if job == nil {
+		return ocypod.JobNotFound(id)
+	}
+	writeJSON(w, http.StatusOK, appendJob(nil, job, fields))
+	return nil
 }
 
 // parseFields reads the optional "fields" query parameter: nil when absent,
@@ -72,99 +68,88 @@ func parseFields(rawQuery string) ([]string, error) {
 }
 
 // jobStatus serves GET /job/{id}/status: the status as a JSON string.
-func (a *API) jobStatus() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := jobID(r)
-		if err == nil {
-			var st ocypod.Status
-			if st, err = a.store.JobStatus(r.Context(), id); err == nil {
-				writeJSON(w, http.StatusOK, appendString(nil, string(st)))
-				return
-			}
-		}
-		a.writeError(w, r, err)
+func (a *API) jobStatus(w http.ResponseWriter, r *http.Request) error {
+	id, err := jobID(r)
+	if err != nil {
+		return err
 	}
+	st, err := a.store.JobStatus(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, appendString(nil, string(st)))
+	return nil
 }
 
 // getJobOutput serves GET /job/{id}/output: the output, null if none.
-func (a *API) getJobOutput() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := jobID(r)
-		if err == nil {
-			var out []byte
-			if out, err = a.store.JobOutput(r.Context(), id); err == nil {
-				writeJSON(w, http.StatusOK, appendRaw(nil, out))
-				return
-			}
-		}
-		a.writeError(w, r, err)
+func (a *API) getJobOutput(w http.ResponseWriter, r *http.Request) error {
+	id, err := jobID(r)
+	if err != nil {
+		return err
 	}
+	out, err := a.store.JobOutput(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, appendRaw(nil, out))
+	return nil
 }
 
 // setJobOutput serves PUT /job/{id}/output: replaces a running job's output
 // with the body, any JSON value (null included). 204.
-func (a *API) setJobOutput() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := jobID(r)
-		if err != nil {
-			a.writeError(w, r, err)
-			return
-		}
-		doc, err := a.readJSON(r)
-		if err == nil {
-			err = a.store.SetJobOutput(r.Context(), id, decodeOutput(doc))
-		}
-		if err != nil {
-			a.writeError(w, r, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
+func (a *API) setJobOutput(w http.ResponseWriter, r *http.Request) error {
+	id, err := jobID(r)
+	if err != nil {
+		return err
 	}
+	doc, err := a.readJSON(r)
+	if err != nil {
+		return err
+	}
+	if err := a.store.SetJobOutput(r.Context(), id, decodeOutput(doc)); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // heartbeat serves PUT /job/{id}/heartbeat (body ignored). 204.
-func (a *API) heartbeat() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := jobID(r)
-		if err == nil {
-			err = a.store.Heartbeat(r.Context(), id)
-		}
-		if err != nil {
-			a.writeError(w, r, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
+func (a *API) heartbeat(w http.ResponseWriter, r *http.Request) error {
+	id, err := jobID(r)
+	if err != nil {
+		return err
 	}
+	if err := a.store.Heartbeat(r.Context(), id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // updateJob serves PATCH /job/{id}: {"status":..., "output":...}, both
 // optional. 204. Even an empty update is checked against the job's
 // existence by the store.
-func (a *API) updateJob() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := jobID(r)
-		if err != nil {
-			a.writeError(w, r, err)
-			return
-		}
-		doc, err := a.readJSON(r)
-		if err != nil {
-			a.writeError(w, r, err)
-			return
-		}
-		u, err := decodeJobUpdate(doc)
-		if err == nil {
-			err = a.store.UpdateJob(r.Context(), id, u)
-		}
-		if err != nil {
-			a.writeError(w, r, err)
-			return
-		}
-		if u.Status != nil {
-			a.log.LogAttrs(r.Context(), slog.LevelInfo, statusEvents[*u.Status], slog.Uint64("job_id", id))
-		}
-		w.WriteHeader(http.StatusNoContent)
+func (a *API) updateJob(w http.ResponseWriter, r *http.Request) error {
+	id, err := jobID(r)
+	if err != nil {
+		return err
 	}
+	doc, err := a.readJSON(r)
+	if err != nil {
+		return err
+	}
+	u, err := decodeJobUpdate(doc)
+	if err != nil {
+		return err
+	}
+	if err := a.store.UpdateJob(r.Context(), id, u); err != nil {
+		return err
+	}
+	if u.Status != nil {
+		a.log.LogAttrs(r.Context(), slog.LevelInfo, statusEvents[*u.Status], slog.Uint64("job_id", id))
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // statusEvents names the job event a successful status change is.
@@ -178,18 +163,15 @@ var statusEvents = map[ocypod.Status]string{
 }
 
 // deleteJob serves DELETE /job/{id}, whatever the job's state: 204, or 404
-// with an empty body if there is no such job.
-func (a *API) deleteJob() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := jobID(r)
-		if err != nil {
-			a.writeError(w, r, err)
-			return
-		}
-		if err := a.store.DeleteJob(r.Context(), id); err != nil {
-			a.writeErrorEmptyNotFound(w, r, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
+// with an empty body if there is no such job (a bad id keeps its text).
+func (a *API) deleteJob(w http.ResponseWriter, r *http.Request) error {
+	id, err := jobID(r)
+	if err != nil {
+		return err
 	}
+	if err := a.store.DeleteJob(r.Context(), id); err != nil {
+		return emptyNotFound(err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }

@@ -53,7 +53,6 @@ type pattern struct {
 
 type endpoint struct {
 	route   Route
-	handler http.HandlerFunc
 	pattern *pattern
 }
 
@@ -65,7 +64,7 @@ func (a *API) newRouter(rs []Route) *router {
 			p = compilePattern(r.Pattern)
 			rt.patterns = append(rt.patterns, p)
 		}
-		p.eps = append(p.eps, &endpoint{route: r, handler: r.handler(a), pattern: p})
+		p.eps = append(p.eps, &endpoint{route: r, pattern: p})
 	}
 	if len(rs) == 1 {
 		rt.single = rt.patterns[0].eps[0]
@@ -154,7 +153,7 @@ func (rt *router) serve(w http.ResponseWriter, r *http.Request) {
 			methodNotAllowed(w, ep.pattern.allow)
 			return
 		}
-		ep.serve(w, r, nil)
+		rt.run(ep, w, r, nil)
 		return
 	}
 	path := r.URL.EscapedPath()
@@ -171,7 +170,7 @@ func (rt *router) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, ep := range p.eps {
 			if ep.route.Method == r.Method {
-				ep.serve(w, r, vals)
+				rt.run(ep, w, r, vals)
 				return
 			}
 		}
@@ -186,9 +185,10 @@ func (rt *router) serve(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotFound)
 }
 
-// serve sets the path values (vals by wildcard position; nil keeps the ones
-// already on r) and runs the handler.
-func (ep *endpoint) serve(w http.ResponseWriter, r *http.Request, vals []string) {
+// run sets the path values (vals by wildcard position; nil keeps the ones
+// already on r) and runs ep's handler. This is the one place a handler's
+// returned error is turned into a response, by writeError.
+func (rt *router) run(ep *endpoint, w http.ResponseWriter, r *http.Request, vals []string) {
 	if vals != nil {
 		i := 0
 		for _, name := range ep.pattern.names {
@@ -199,7 +199,9 @@ func (ep *endpoint) serve(w http.ResponseWriter, r *http.Request, vals []string)
 		}
 	}
 	r.Pattern = ep.route.Method + " " + ep.route.Pattern
-	ep.handler(w, r)
+	if err := ep.route.handler(rt.api, w, r); err != nil {
+		rt.api.writeError(w, r, err)
+	}
 }
 
 // hasPathValues reports whether r already carries a value for every wildcard

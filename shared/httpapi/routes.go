@@ -12,8 +12,14 @@ type Route struct {
 	Name    string
 	Method  string
 	Pattern string // path with {id} / {name} wildcards, each one whole segment
-	handler func(a *API) http.HandlerFunc
+	handler handlerFunc
 }
+
+// handlerFunc is the shape of every handler: a method expression such as
+// (*API).getJob. A handler writes its success response itself and returns
+// any failure without writing anything; the router answers a returned error
+// with writeError, the only place errors become responses.
+type handlerFunc func(a *API, w http.ResponseWriter, r *http.Request) error
 
 // routes is THE route table: the local server mounts all of it, each Lambda
 // serves one entry, and tests check template.yaml, functions/, events/ and the
