@@ -194,24 +194,6 @@ func (r *run) metric(v float64, unit string) {
 // keeps the last (largest) one.
 func (r *run) final() bool { return r.b != nil }
 
-// clock is an injected clock that moves only when told to.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
 // cmdStat is one command's line of INFO commandstats.
 type cmdStat struct {
 	Calls int64 // calls (including those made from scripts)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ocyless/ocyless/shared/ocypod"
 	"github.com/ocyless/ocyless/shared/redisstore"
+	"github.com/ocyless/ocyless/shared/redistest"
 )
 
 // TestSmoke runs every benchmark body once with tiny sizes, so that `make
@@ -90,7 +91,7 @@ func TestCounter(t *testing.T) {
 func TestBulkSeedMatchesStore(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 678901000, time.UTC)
-	clk := &clock{}
+	clk := redistest.NewClock(time.Time{})
 	clk.Set(now)
 	bulk, calls := newEnv(t, redisstore.Options{Now: clk.Now}), newEnv(t, redisstore.Options{Now: clk.Now})
 	for _, e := range []*env{bulk, calls} {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ocyless/ocyless/shared/ocypod"
 	"github.com/ocyless/ocyless/shared/redisstore"
+	"github.com/ocyless/ocyless/shared/redistest"
 	"github.com/ocyless/ocyless/shared/sweep"
 )
 
@@ -177,7 +178,7 @@ const defaultInline = "8"
 // round adds due jobs and sweeps them.
 type sweepEnv struct {
 	e        *env
-	clock    *clock
+	clock    *redistest.Clock
 	seed     *seeder
 	n, due   int
 	t0       time.Time
@@ -211,7 +212,7 @@ func cachedSweepEnv(tb testing.TB, n int) *sweepEnv {
 func newSweepEnv(tb testing.TB, n, due int, cleanup bool) *sweepEnv {
 	tb.Helper()
 	ctx := context.Background()
-	clk := &clock{}
+	clk := redistest.NewClock(time.Time{})
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clk.Set(t0)
 	var e *env
