@@ -46,28 +46,23 @@ func (d *decoder) duration(m map[string]string, f string) ocypod.Duration {
 	return ocypod.Seconds(d.uint(m, f))
 }
 
-// delays reads a JSON array of duration strings; none or empty gives nil.
+// delays reads a JSON array of whole seconds; none or empty gives nil.
 func (d *decoder) delays(m map[string]string, f string) []ocypod.Duration {
 	v, ok := m[f]
 	if !ok {
 		return nil
 	}
-	var strs []string
-	if err := json.Unmarshal([]byte(v), &strs); err != nil {
+	var secs []uint64
+	if err := json.Unmarshal([]byte(v), &secs); err != nil {
 		d.fail(f, v, err)
 		return nil
 	}
-	if len(strs) == 0 {
+	if len(secs) == 0 {
 		return nil
 	}
-	out := make([]ocypod.Duration, len(strs))
-	for i, s := range strs {
-		dur, err := ocypod.ParseDuration(s)
-		if err != nil {
-			d.fail(f, v, err)
-			return nil
-		}
-		out[i] = dur.Truncate()
+	out := make([]ocypod.Duration, len(secs))
+	for i, n := range secs {
+		out[i] = ocypod.Seconds(n)
 	}
 	return out
 }

@@ -47,7 +47,7 @@
 //	{ns}:queues                 SET   registered queue names
 //	{ns}:queue:<name>           HASH  timeout, heartbeat_timeout, expires_after (whole
 //	                                  seconds), retries, retry_delays (JSON array of
-//	                                  duration strings, absent when empty)
+//	                                  whole seconds, absent when empty)
 //	{ns}:queue:<name>:jobs      ZSET  pending job ids -> sequence number ({ns}:seq):
 //	                                  FIFO, requeues go to the back; taken with ZPOPMIN
 //	{ns}:queue:<name>:<status>  ZSET  job id -> id, for status running, failed,
@@ -69,7 +69,7 @@
 // Job hash fields: id, queue, status, created_at, timeout, heartbeat_timeout,
 // expires_after (whole seconds), retries, retries_attempted, input (compact
 // JSON, absent for none), tags (JSON array, absent when created without),
-// retry_delays (JSON array of duration strings, absent for none), started_at,
+// retry_delays (JSON array of whole seconds, absent for none), started_at,
 // ended_at, last_heartbeat, output (absent until set), abandoned ("1" when an
 // automatic retry found the queue deleted). Timestamps are integer
 // microseconds since the epoch, as decimal strings (Lua numbers lose digits

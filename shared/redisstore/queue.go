@@ -179,10 +179,10 @@ func encodeDelays(ds []ocypod.Duration) (string, error) {
 	if len(ds) == 0 {
 		return "", nil
 	}
-	strs := make([]string, len(ds))
+	secs := make([]uint64, len(ds))
 	for i, d := range ds {
-		strs[i] = d.Truncate().String()
+		secs[i] = d.Secs
 	}
-	b, err := json.Marshal(strs)
+	b, err := json.Marshal(secs)
 	return string(b), err
 }

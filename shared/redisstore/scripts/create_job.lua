@@ -11,7 +11,7 @@
 -- ARGV[8]  -> expires_after in seconds, '' to inherit
 -- ARGV[9]  -> retries, '' to inherit
 -- ARGV[10] -> 'inherit' to copy the queue's retry_delays, 'set' to use ARGV[11]
--- ARGV[11] -> retry_delays as a JSON array of duration strings, '' for none
+-- ARGV[11] -> retry_delays as a JSON array of whole seconds, '' for none
 -- ARGV[12..] -> the tags, one per argument (the members of the tag sets)
 --
 -- Returns {2, name} when the queue does not exist (nothing written), else

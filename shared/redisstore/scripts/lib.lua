@@ -53,29 +53,6 @@ end
 -- ms turns a stored microsecond timestamp into whole milliseconds.
 local function ms(us) return math.floor(num(us) / 1000) end
 
--- dur_secs reads a duration string such as "1h 30m" (Ocypod's grammar) as
--- whole seconds; anything it does not understand counts as zero. The unit
--- table is built only when a duration is read (failures), not on every call.
-local function dur_secs(s)
-  if type(s) ~= 'string' then return 0 end
-  local unit = {
-    nanos = 1e-9, nsec = 1e-9, ns = 1e-9, usec = 1e-6, us = 1e-6,
-    millis = 1e-3, msec = 1e-3, ms = 1e-3,
-    seconds = 1, second = 1, secs = 1, sec = 1, s = 1,
-    minutes = 60, minute = 60, min = 60, mins = 60, m = 60,
-    hours = 3600, hour = 3600, hr = 3600, hrs = 3600, h = 3600,
-    days = 86400, day = 86400, d = 86400,
-    weeks = 604800, week = 604800, w = 604800,
-    months = 2630016, month = 2630016, M = 2630016,
-    years = 31557600, year = 31557600, y = 31557600,
-  }
-  local total = 0
-  for n, u in string.gmatch(s, '(%d+)%s*(%a+)') do
-    total = total + (tonumber(n) or 0) * (unit[u] or 0)
-  end
-  return math.floor(total)
-end
-
 -- decode parses JSON without raising; nil when it is not valid.
 local function decode(s)
   if type(s) ~= 'string' then return nil end
@@ -140,7 +117,7 @@ end
 local function retry_delay(j)
   local d = decode(j.retry_delays)
   if not d or #d == 0 then return 0 end
-  return dur_secs(d[num(j.retries_attempted) + 1] or d[#d])
+  return math.floor(num(d[num(j.retries_attempted) + 1] or d[#d]))
 end
 
 local function retry_due(j)

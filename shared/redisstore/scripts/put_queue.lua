@@ -7,7 +7,7 @@
 -- ARGV[4] -> heartbeat_timeout, whole seconds
 -- ARGV[5] -> expires_after, whole seconds
 -- ARGV[6] -> retries
--- ARGV[7] -> retry_delays as a JSON array of duration strings, '' for none
+-- ARGV[7] -> retry_delays as a JSON array of whole seconds, '' for none
 --
 -- Returns {0, created}: created is 1 when the queue is new, 0 when its
 -- settings were replaced. Jobs already created keep the settings they copied.
