@@ -34,11 +34,8 @@ func (s *Store) CreateJob(ctx context.Context, queue string, spec ocypod.JobSpec
 	if err != nil {
 		return fail(err)
 	}
-	arr, err := s.run(ctx, scriptCreateJob, s.keys.Queue(queue), append([]any{queue, s.nowMicros()}, args...)...)
+	arr, err := s.runQueue(ctx, scriptCreateJob, queue, append([]any{s.nowMicros()}, args...)...)
 	if err != nil {
-		return fail(err)
-	}
-	if err := queueResult(arr, queue); err != nil {
 		return fail(err)
 	}
 	id, err := replyInt(arr, 1)
@@ -127,11 +124,8 @@ func (s *Store) NextJob(ctx context.Context, queue string) (*ocypod.NextJob, err
 	if !ocypod.ValidQueueName(queue) {
 		return fail(ocypod.InvalidQueueName())
 	}
-	arr, err := s.run(ctx, scriptNextJob, s.keys.Queue(queue), queue, s.nowMicros(), s.inlineSweep)
+	arr, err := s.runQueue(ctx, scriptNextJob, queue, s.nowMicros(), s.inlineSweep)
 	if err != nil {
-		return fail(err)
-	}
-	if err := queueResult(arr, queue); err != nil {
 		return fail(err)
 	}
 	var swept SweepResult

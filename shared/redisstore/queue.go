@@ -24,13 +24,10 @@ func (s *Store) PutQueue(ctx context.Context, name string, qs ocypod.QueueSettin
 	if err != nil {
 		return fail(ocypod.Internal(err))
 	}
-	arr, err := s.run(ctx, scriptPutQueue, s.keys.Queue(name), name,
+	arr, err := s.runQueue(ctx, scriptPutQueue, name,
 		secs(qs.Timeout), secs(qs.HeartbeatTimeout), secs(qs.ExpiresAfter),
 		strconv.FormatUint(qs.Retries, 10), delays)
 	if err != nil {
-		return fail(err)
-	}
-	if err := queueResult(arr, name); err != nil {
 		return fail(err)
 	}
 	n, err := replyInt(arr, 1)
@@ -96,14 +93,24 @@ func (s *Store) DeleteQueue(ctx context.Context, name string) error {
 	if !ocypod.ValidQueueName(name) {
 		return fail(ocypod.InvalidQueueName())
 	}
-	arr, err := s.run(ctx, scriptDeleteQueue, s.keys.Queue(name), name)
-	if err != nil {
-		return fail(err)
-	}
-	if err := queueResult(arr, name); err != nil {
+	if _, err := s.runQueue(ctx, scriptDeleteQueue, name); err != nil {
 		return fail(err)
 	}
 	return nil
+}
+
+// runQueue runs a script on queue name: KEYS[1] is the queue's settings
+// hash, the name is the first argument after the key prefix, and the reply's
+// code is mapped (ocypod.QueueNotFound when the queue does not exist).
+func (s *Store) runQueue(ctx context.Context, sc *script, name string, args ...any) ([]any, error) {
+	arr, err := s.run(ctx, sc, s.keys.Queue(name), append([]any{name}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	if err := queueResult(arr, name); err != nil {
+		return nil, err
+	}
+	return arr, nil
 }
 
 // queueResult maps the result code of a queue script.
@@ -128,11 +135,8 @@ func (s *Store) QueueSize(ctx context.Context, name string) (uint64, error) {
 	if !ocypod.ValidQueueName(name) {
 		return fail(ocypod.InvalidQueueName())
 	}
-	arr, err := s.run(ctx, scriptQueueSize, s.keys.Queue(name), name)
+	arr, err := s.runQueue(ctx, scriptQueueSize, name)
 	if err != nil {
-		return fail(err)
-	}
-	if err := queueResult(arr, name); err != nil {
 		return fail(err)
 	}
 	n, err := replyInt(arr, 1)
@@ -154,11 +158,8 @@ func (s *Store) QueueJobIDs(ctx context.Context, name string) (ocypod.JobIDs, er
 	if !ocypod.ValidQueueName(name) {
 		return fail(ocypod.InvalidQueueName())
 	}
-	arr, err := s.run(ctx, scriptQueueJobIDs, s.keys.Queue(name), name)
+	arr, err := s.runQueue(ctx, scriptQueueJobIDs, name)
 	if err != nil {
-		return fail(err)
-	}
-	if err := queueResult(arr, name); err != nil {
 		return fail(err)
 	}
 	var ids ocypod.JobIDs
