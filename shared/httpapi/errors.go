@@ -45,6 +45,8 @@ func statusOf(err error) (int, string) {
 		// The store builds this text from a connection error; redact it
 		// again in case it carries a URL with credentials.
 		return http.StatusServiceUnavailable, ocypod.RedactSecrets(ocypod.ErrorMessage(err))
+	case ocypod.KindStorageFull:
+		return http.StatusInsufficientStorage, ocypod.ErrorMessage(err)
 	default:
 		return http.StatusInternalServerError, internalMessage
 	}
@@ -90,7 +92,6 @@ func (a *API) logFailure(r *http.Request, status int, err error) {
 func writeText(w http.ResponseWriter, status int, msg string) {
 	h := w.Header()
 	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(msg))
 }

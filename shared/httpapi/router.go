@@ -125,6 +125,9 @@ func (p *pattern) match(segs []string) ([]string, bool) {
 }
 
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Every answer, success, error or empty, tells browsers not to guess
+	// its type.
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	sw := &statusWriter{ResponseWriter: w}
 	defer func() {
 		if v := recover(); v != nil {

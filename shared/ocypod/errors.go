@@ -15,6 +15,7 @@ const (
 	KindNotFound                // 404: the job or queue does not exist
 	KindConflict                // 409: the job is not in a state that allows the change
 	KindUnavailable             // 503: Redis cannot be reached
+	KindStorageFull             // 507: the store refuses to hold more data
 )
 
 // Error is an application error. Message is the exact text a client sees;
@@ -101,6 +102,10 @@ func Invalid(msg string) *Error { return &Error{Kind: KindInvalid, Message: msg}
 func Unavailable(err error) *Error {
 	return &Error{Kind: KindUnavailable, Message: "Failed to connect to Redis: " + redact(err), Err: err}
 }
+
+// StorageFull is a 507: the store refuses new data (the embedded store's
+// memory bound, or the id space exhausted). msg is the client's text.
+func StorageFull(msg string) *Error { return &Error{Kind: KindStorageFull, Message: msg} }
 
 // Internal wraps an unexpected failure. Its message stays generic.
 func Internal(err error) *Error {

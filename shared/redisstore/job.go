@@ -30,6 +30,9 @@ func (s *Store) CreateJob(ctx context.Context, queue string, spec ocypod.JobSpec
 	if err := spec.Validate(); err != nil {
 		return fail(err)
 	}
+	if err := s.admitWrite(ctx); err != nil {
+		return fail(err)
+	}
 	args, err := createArgs(spec)
 	if err != nil {
 		return fail(err)
@@ -228,6 +231,9 @@ func (s *Store) SetJobOutput(ctx context.Context, id uint64, output json.RawMess
 	if err != nil {
 		return fail(err)
 	}
+	if err := s.admitWrite(ctx); err != nil {
+		return fail(err)
+	}
 	arr, err := s.run(ctx, scriptSetJobOutput, s.keys.Job(id), formatID(id), out)
 	if err != nil {
 		return fail(err)
@@ -288,6 +294,9 @@ func (s *Store) UpdateJob(ctx context.Context, id uint64, u ocypod.JobUpdate) er
 	if u.Output != nil {
 		var err error
 		if out, err = compactJSON(u.Output); err != nil {
+			return fmt.Errorf("redisstore: update job %d: %w", id, err)
+		}
+		if err := s.admitWrite(ctx); err != nil {
 			return fmt.Errorf("redisstore: update job %d: %w", id, err)
 		}
 		hasOutput = "1"

@@ -29,6 +29,11 @@ type Options struct {
 	// Logger receives one line per job that an inline sweep changed; nil
 	// discards them. (Scheduled sweeps report theirs in SweepResult.)
 	Logger *slog.Logger
+	// Admit, when set, is asked before every operation that stores new
+	// data (creating a job, writing an output); a non-nil error (such as
+	// ocypod.StorageFull) refuses the operation before Redis is touched.
+	// The local server bounds its embedded Redis's memory with it.
+	Admit func(ctx context.Context) error
 }
 
 // Defaults of Options.
@@ -54,6 +59,7 @@ type Store struct {
 	sweepBatch  int
 	inlineSweep int
 	log         *slog.Logger
+	admit       func(ctx context.Context) error
 }
 
 // New returns a Store on rdb. It fails if the namespace is invalid (see
@@ -72,6 +78,7 @@ func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
 		sweepBatch:  opts.SweepBatch,
 		inlineSweep: opts.InlineSweep,
 		log:         opts.Logger,
+		admit:       opts.Admit,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -103,6 +110,14 @@ func (s *Store) Ping(ctx context.Context) error {
 		return fmt.Errorf("redisstore: ping: %w", ocypod.Internal(fmt.Errorf("unexpected PING response from Redis: %s", res)))
 	}
 	return nil
+}
+
+// admitWrite asks Options.Admit, if any, whether new data may be stored.
+func (s *Store) admitWrite(ctx context.Context) error {
+	if s.admit == nil {
+		return nil
+	}
+	return s.admit(ctx)
 }
 
 // nowMicros is the clock as the decimal microseconds the scripts take.
