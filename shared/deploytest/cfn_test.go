@@ -1,0 +1,527 @@
+package deploytest_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/ocyless/ocyless/shared/deploytest"
+)
+
+// decodeCFN parses a CloudFormation YAML template into generic JSON-like
+// values, turning short-form tags into their long forms: !Ref x becomes
+// {"Ref": x}, !GetAtt a.b becomes {"Fn::GetAtt": ["a", "b"]}, !Condition c
+// becomes {"Condition": c} and every other !Name becomes {"Fn::Name": ...}.
+func decodeCFN(data []byte) (map[string]any, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	v, err := cfnValue(&doc)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("template is a %T, want a mapping", v)
+	}
+	return m, nil
+}
+
+func cfnValue(n *yaml.Node) (any, error) {
+	var v any
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil, nil
+		}
+		return cfnValue(n.Content[0])
+	case yaml.AliasNode:
+		return cfnValue(n.Alias)
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], n.Content[i+1]
+			if k.Kind != yaml.ScalarNode {
+				return nil, fmt.Errorf("line %d: non-scalar key", k.Line)
+			}
+			if _, dup := m[k.Value]; dup {
+				return nil, fmt.Errorf("line %d: duplicate key %q", k.Line, k.Value)
+			}
+			x, err := cfnValue(val)
+			if err != nil {
+				return nil, err
+			}
+			m[k.Value] = x
+		}
+		v = m
+	case yaml.SequenceNode:
+		s := make([]any, 0, len(n.Content))
+		for _, c := range n.Content {
+			x, err := cfnValue(c)
+			if err != nil {
+				return nil, err
+			}
+			s = append(s, x)
+		}
+		v = s
+	case yaml.ScalarNode:
+		if isCustomTag(n.Tag) {
+			v = n.Value
+		} else if err := n.Decode(&v); err != nil {
+			return nil, fmt.Errorf("line %d: %w", n.Line, err)
+		}
+	}
+	if !isCustomTag(n.Tag) {
+		return v, nil
+	}
+	switch name := strings.TrimPrefix(n.Tag, "!"); name {
+	case "Ref", "Condition":
+		return map[string]any{name: v}, nil
+	case "GetAtt":
+		if s, ok := v.(string); ok {
+			res, attr, _ := strings.Cut(s, ".")
+			v = []any{res, attr}
+		}
+		return map[string]any{"Fn::GetAtt": v}, nil
+	default:
+		return map[string]any{"Fn::" + name: v}, nil
+	}
+}
+
+func isCustomTag(tag string) bool {
+	return strings.HasPrefix(tag, "!") && !strings.HasPrefix(tag, "!!")
+}
+
+// loadTemplate reads and decodes the repository's template.yaml.
+func loadTemplate(t testing.TB) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(deploytest.RepoRoot(t), "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := decodeCFN(data)
+	if err != nil {
+		t.Fatalf("template.yaml: %v", err)
+	}
+	return tmpl
+}
+
+// resolveLanguageExtensions returns a copy of tmpl with every Fn::If
+// resolved for the parameter values params (the parameters' defaults
+// otherwise), and the AWS::NoValue branches removed. That is what the
+// AWS::LanguageExtensions transform does before the SAM transform, so the
+// result is what SAM, and its schema, get to see.
+func resolveLanguageExtensions(tmpl map[string]any, params map[string]string) (map[string]any, error) {
+	values := paramValues(tmpl, params)
+	conds := asMap(tmpl["Conditions"])
+	memo := map[string]bool{}
+	var cond func(name string) (bool, error)
+	var eval func(x any) (bool, error)
+	scalar := func(x any) (string, error) {
+		if m, ok := x.(map[string]any); ok {
+			ref, ok := m["Ref"].(string)
+			if v, known := values[ref]; ok && known && len(m) == 1 {
+				return v, nil
+			}
+			return "", fmt.Errorf("cannot resolve %v", x)
+		}
+		return fmt.Sprint(x), nil
+	}
+	eval = func(x any) (bool, error) {
+		m := asMap(x)
+		if len(m) != 1 {
+			return false, fmt.Errorf("not a condition: %v", x)
+		}
+		for fn, arg := range m {
+			args, _ := arg.([]any)
+			switch fn {
+			case "Condition":
+				return cond(fmt.Sprint(arg))
+			case "Fn::Equals":
+				if len(args) != 2 {
+					return false, fmt.Errorf("Fn::Equals needs 2 arguments: %v", arg)
+				}
+				a, err := scalar(args[0])
+				if err != nil {
+					return false, err
+				}
+				b, err := scalar(args[1])
+				return a == b, err
+			case "Fn::Not":
+				if len(args) != 1 {
+					return false, fmt.Errorf("Fn::Not needs 1 argument: %v", arg)
+				}
+				b, err := eval(args[0])
+				return !b, err
+			case "Fn::And", "Fn::Or":
+				and := fn == "Fn::And"
+				for _, a := range args {
+					b, err := eval(a)
+					if err != nil {
+						return false, err
+					}
+					if b != and {
+						return b, nil
+					}
+				}
+				return and, nil
+			}
+			return false, fmt.Errorf("unsupported condition function %s", fn)
+		}
+		panic("unreachable")
+	}
+	cond = func(name string) (bool, error) {
+		if b, ok := memo[name]; ok {
+			return b, nil
+		}
+		c, ok := conds[name]
+		if !ok {
+			return false, fmt.Errorf("unknown condition %q", name)
+		}
+		b, err := eval(c)
+		memo[name] = b
+		return b, err
+	}
+	var resolve func(x any) (any, bool, error) // value, keep, error
+	resolve = func(x any) (any, bool, error) {
+		switch x := x.(type) {
+		case map[string]any:
+			if ifArgs, ok := x["Fn::If"].([]any); ok && len(x) == 1 {
+				if len(ifArgs) != 3 {
+					return nil, false, fmt.Errorf("Fn::If needs 3 arguments: %v", ifArgs)
+				}
+				b, err := cond(fmt.Sprint(ifArgs[0]))
+				if err != nil {
+					return nil, false, err
+				}
+				branch := ifArgs[2]
+				if b {
+					branch = ifArgs[1]
+				}
+				return resolve(branch)
+			}
+			if ref, ok := x["Ref"]; ok && len(x) == 1 && ref == "AWS::NoValue" {
+				return nil, false, nil
+			}
+			out := make(map[string]any, len(x))
+			for k, v := range x {
+				r, keep, err := resolve(v)
+				if err != nil {
+					return nil, false, fmt.Errorf("%s: %w", k, err)
+				}
+				if keep {
+					out[k] = r
+				}
+			}
+			return out, true, nil
+		case []any:
+			out := make([]any, 0, len(x))
+			for _, v := range x {
+				r, keep, err := resolve(v)
+				if err != nil {
+					return nil, false, err
+				}
+				if keep {
+					out = append(out, r)
+				}
+			}
+			return out, true, nil
+		}
+		return x, true, nil
+	}
+	out := make(map[string]any, len(tmpl))
+	for k, v := range tmpl {
+		if k == "Conditions" || k == "Rules" {
+			out[k] = v
+			continue
+		}
+		r, keep, err := resolve(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		if keep {
+			out[k] = r
+		}
+	}
+	return out, nil
+}
+
+// asMap returns x as an object, or nil.
+func asMap(x any) map[string]any {
+	m, _ := x.(map[string]any)
+	return m
+}
+
+// dig walks nested objects: dig(m, "a", "b") is m["a"]["b"], or nil.
+func dig(x any, path ...string) any {
+	for _, p := range path {
+		x = asMap(x)[p]
+	}
+	return x
+}
+
+// toJSON round-trips v through encoding/json, giving the value types a JSON
+// schema validator expects (float64 numbers, []any, map[string]any).
+func toJSON(t testing.TB, v any) any {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// paramValues returns every parameter's value: params, else its default.
+func paramValues(tmpl map[string]any, params map[string]string) map[string]string {
+	values := map[string]string{}
+	for name, p := range asMap(tmpl["Parameters"]) {
+		if d, ok := asMap(p)["Default"]; ok {
+			values[name] = fmt.Sprint(d)
+		}
+	}
+	for k, v := range params {
+		values[k] = v
+	}
+	return values
+}
+
+// evalString evaluates the string functions CloudFormation applies to a
+// resource property after the transforms: Ref (parameters), Fn::Join,
+// Fn::Select and Fn::Split. A list comes back as []string.
+func evalString(x any, values map[string]string) (any, error) {
+	switch x := x.(type) {
+	case string:
+		return x, nil
+	case map[string]any:
+		if len(x) != 1 {
+			return nil, fmt.Errorf("not a function: %v", x)
+		}
+		for fn, arg := range x {
+			args, _ := arg.([]any)
+			switch fn {
+			case "Ref":
+				v, ok := values[fmt.Sprint(arg)]
+				if !ok {
+					return nil, fmt.Errorf("no value for parameter %v", arg)
+				}
+				return v, nil
+			case "Fn::Join":
+				if len(args) != 2 {
+					return nil, fmt.Errorf("Fn::Join needs 2 arguments: %v", arg)
+				}
+				list, _ := args[1].([]any)
+				var parts []string
+				for _, item := range list {
+					v, err := evalString(item, values)
+					if err != nil {
+						return nil, err
+					}
+					s, ok := v.(string)
+					if !ok {
+						return nil, fmt.Errorf("Fn::Join of a non-string %v", v)
+					}
+					parts = append(parts, s)
+				}
+				return strings.Join(parts, fmt.Sprint(args[0])), nil
+			case "Fn::Split":
+				if len(args) != 2 {
+					return nil, fmt.Errorf("Fn::Split needs 2 arguments: %v", arg)
+				}
+				v, err := evalString(args[1], values)
+				if err != nil {
+					return nil, err
+				}
+				return strings.Split(fmt.Sprint(v), fmt.Sprint(args[0])), nil
+			case "Fn::Select":
+				if len(args) != 2 {
+					return nil, fmt.Errorf("Fn::Select needs 2 arguments: %v", arg)
+				}
+				v, err := evalString(args[1], values)
+				if err != nil {
+					return nil, err
+				}
+				list, ok := v.([]string)
+				i, iok := args[0].(int)
+				if !ok || !iok || i < 0 || i >= len(list) {
+					return nil, fmt.Errorf("Fn::Select %v of %v: out of range", args[0], v)
+				}
+				return list[i], nil
+			}
+			return nil, fmt.Errorf("unsupported function %s", fn)
+		}
+	}
+	return nil, fmt.Errorf("cannot evaluate %#v", x)
+}
+
+// ruleFailures evaluates the template's Rules for the parameter values as
+// CloudFormation does before it touches any resource, and returns the
+// AssertDescription of every failed assertion. Only the rule functions
+// the template may use are known: Ref, Fn::Equals, Fn::Not, Fn::And,
+// Fn::Or, Fn::Contains.
+func ruleFailures(tmpl map[string]any, params map[string]string) ([]string, error) {
+	values := paramValues(tmpl, params)
+	var eval func(x any) (any, error)
+	eval = func(x any) (any, error) {
+		m, ok := x.(map[string]any)
+		if !ok {
+			return fmt.Sprint(x), nil
+		}
+		if len(m) != 1 {
+			return nil, fmt.Errorf("not a rule function: %v", x)
+		}
+		for fn, arg := range m {
+			args, _ := arg.([]any)
+			switch fn {
+			case "Ref":
+				v, ok := values[fmt.Sprint(arg)]
+				if !ok {
+					return nil, fmt.Errorf("Ref %v: no such parameter or no value", arg)
+				}
+				return v, nil
+			case "Fn::Equals":
+				if len(args) != 2 {
+					return nil, fmt.Errorf("Fn::Equals needs 2 arguments: %v", arg)
+				}
+				a, err := eval(args[0])
+				if err != nil {
+					return nil, err
+				}
+				b, err := eval(args[1])
+				return a == b, err
+			case "Fn::Not":
+				if len(args) != 1 {
+					return nil, fmt.Errorf("Fn::Not needs 1 argument: %v", arg)
+				}
+				b, err := eval(args[0])
+				return b == false, err
+			case "Fn::And", "Fn::Or":
+				if len(args) < 2 || len(args) > 10 {
+					return nil, fmt.Errorf("%s takes 2 to 10 conditions: %v", fn, arg)
+				}
+				and := fn == "Fn::And"
+				result := and
+				for _, a := range args {
+					b, err := eval(a)
+					if err != nil {
+						return nil, err
+					}
+					if b == !and {
+						result = !and
+					}
+				}
+				return result, nil
+			case "Fn::Contains":
+				if len(args) != 2 {
+					return nil, fmt.Errorf("Fn::Contains needs 2 arguments: %v", arg)
+				}
+				s, err := eval(args[1])
+				if err != nil {
+					return nil, err
+				}
+				return slices.Contains(anyStrings(args[0]), fmt.Sprint(s)), nil
+			}
+			return nil, fmt.Errorf("%s is not a rule function (Rules take only Ref and rule functions)", fn)
+		}
+		panic("unreachable")
+	}
+	var failed []string
+	for name, r := range asMap(tmpl["Rules"]) {
+		rule := asMap(r)
+		if c, ok := rule["RuleCondition"]; ok {
+			b, err := eval(c)
+			if err != nil {
+				return nil, fmt.Errorf("rule %s: %w", name, err)
+			}
+			if b != true {
+				continue
+			}
+		}
+		list, _ := rule["Assertions"].([]any)
+		if len(list) == 0 {
+			return nil, fmt.Errorf("rule %s has no Assertions", name)
+		}
+		for _, a := range list {
+			b, err := eval(asMap(a)["Assert"])
+			if err != nil {
+				return nil, fmt.Errorf("rule %s: %w", name, err)
+			}
+			if b != true {
+				failed = append(failed, fmt.Sprint(asMap(a)["AssertDescription"]))
+			}
+		}
+	}
+	slices.Sort(failed)
+	return failed, nil
+}
+
+// mergeGlobals returns a resource's properties with the template's
+// Globals.Function merged in as SAM merges them: maps recursively (the
+// resource wins on a conflict), lists appended, an intrinsic function
+// treated as a single value.
+func mergeGlobals(tmpl map[string]any, res map[string]any) map[string]any {
+	var merge func(g, l any) any
+	merge = func(g, l any) any {
+		gm, gok := g.(map[string]any)
+		lm, lok := l.(map[string]any)
+		if gok && lok && !isIntrinsic(gm) && !isIntrinsic(lm) {
+			out := map[string]any{}
+			for k, v := range gm {
+				out[k] = v
+			}
+			for k, v := range lm {
+				if gv, ok := out[k]; ok {
+					out[k] = merge(gv, v)
+				} else {
+					out[k] = v
+				}
+			}
+			return out
+		}
+		gl, gok := g.([]any)
+		ll, lok := l.([]any)
+		if gok && lok {
+			return append(append([]any(nil), gl...), ll...)
+		}
+		return l
+	}
+	return merge(asMap(dig(tmpl, "Globals", "Function")), asMap(res["Properties"])).(map[string]any)
+}
+
+// isIntrinsic reports whether m is a function call such as {"Ref": x}.
+func isIntrinsic(m map[string]any) bool {
+	if len(m) != 1 {
+		return false
+	}
+	for k := range m {
+		return k == "Ref" || k == "Condition" || strings.HasPrefix(k, "Fn::")
+	}
+	return false
+}
+
+// anyStrings returns x as a list of strings (a lone string is a list of one).
+func anyStrings(x any) []string {
+	switch x := x.(type) {
+	case string:
+		return []string{x}
+	case []any:
+		var out []string
+		for _, v := range x {
+			if s, ok := v.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
