@@ -7,6 +7,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/ocyless/ocyless/internal/deploygen"
@@ -16,13 +17,14 @@ func main() {
 	check := flag.Bool("check", false, "report out-of-date files instead of writing them")
 	root := flag.String("root", ".", "repository root")
 	flag.Parse()
-	if err := run(*root, *check); err != nil {
+	if err := run(*root, *check, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "gen-deploy:", err)
 		os.Exit(1)
 	}
 }
 
-func run(root string, check bool) error {
+// run generates for root, or only checks it, and reports each file to out.
+func run(root string, check bool, out io.Writer) error {
 	in, err := deploygen.RepoInput(root)
 	if err != nil {
 		return err
@@ -37,7 +39,7 @@ func run(root string, check bool) error {
 			return err
 		}
 		for _, p := range problems {
-			fmt.Println(p)
+			fmt.Fprintln(out, p)
 		}
 		if len(problems) > 0 {
 			return fmt.Errorf("%d file(s) out of date: run make generate", len(problems))
@@ -46,7 +48,7 @@ func run(root string, check bool) error {
 	}
 	changed, err := plan.Write(root)
 	for _, c := range changed {
-		fmt.Println("wrote", c)
+		fmt.Fprintln(out, "wrote", c)
 	}
 	return err
 }
