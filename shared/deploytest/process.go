@@ -21,15 +21,16 @@ type Process struct {
 	stop    sync.Once
 }
 
-// Start runs the executable bin with env (plus AWS_LAMBDA_RUNTIME_API and
-// AWS_LAMBDA_FUNCTION_NAME) against a new Runtime. The process is killed
+// Start runs the executable bin against a new Runtime, with env plus
+// AWS_LAMBDA_RUNTIME_API and, unless env sets it, AWS_LAMBDA_FUNCTION_NAME. The process is killed
 // when the test ends, and its output is logged if the test failed.
 func Start(tb testing.TB, name, bin string, env []string) *Process {
 	tb.Helper()
 	p := &Process{name: name, rt: NewRuntime(tb), exited: make(chan struct{})}
 	p.cmd = exec.Command(bin)
-	p.cmd.Env = append(append([]string(nil), env...),
-		"AWS_LAMBDA_RUNTIME_API="+p.rt.Addr(), "AWS_LAMBDA_FUNCTION_NAME=ocyless-"+name)
+	// exec keeps the last of duplicate variables.
+	p.cmd.Env = append(append([]string{"AWS_LAMBDA_FUNCTION_NAME=ocyless-" + name}, env...),
+		"AWS_LAMBDA_RUNTIME_API="+p.rt.Addr())
 	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
 	p.started = time.Now()
 	if err := p.cmd.Start(); err != nil {
