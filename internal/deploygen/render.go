@@ -73,70 +73,87 @@ func sampleValue(param string) string {
 	return param + "-1"
 }
 
-// skeletonEvent is an API Gateway HTTP API (payload 2.0) event for the
-// route, as API Gateway would send it with IAM auth on: every path
-// parameter filled in, a JSON body "{}" for methods that take one.
+// skeleton is an API Gateway HTTP API (payload 2.0) request event, its
+// fields in the order API Gateway documents them.
+type skeleton struct {
+	Version         string            `json:"version"`
+	RouteKey        string            `json:"routeKey"`
+	RawPath         string            `json:"rawPath"`
+	RawQueryString  string            `json:"rawQueryString"`
+	Headers         map[string]string `json:"headers"`
+	PathParameters  map[string]string `json:"pathParameters,omitempty"`
+	RequestContext  skeletonContext   `json:"requestContext"`
+	Body            *string           `json:"body,omitempty"`
+	IsBase64Encoded bool              `json:"isBase64Encoded"`
+}
+
+type skeletonContext struct {
+	AccountID    string `json:"accountId"`
+	APIID        string `json:"apiId"`
+	Authorizer   any    `json:"authorizer"`
+	DomainName   string `json:"domainName"`
+	DomainPrefix string `json:"domainPrefix"`
+	HTTP         struct {
+		Method    string `json:"method"`
+		Path      string `json:"path"`
+		Protocol  string `json:"protocol"`
+		SourceIP  string `json:"sourceIp"`
+		UserAgent string `json:"userAgent"`
+	} `json:"http"`
+	RequestID string `json:"requestId"`
+	RouteKey  string `json:"routeKey"`
+	Stage     string `json:"stage"`
+	Time      string `json:"time"`
+	TimeEpoch int64  `json:"timeEpoch"`
+}
+
+// skeletonEvent is the event API Gateway would send for the route with IAM
+// auth on: every path parameter filled in, a JSON body "{}" for the
+// methods that take one.
 func skeletonEvent(f Function) ([]byte, error) {
 	r := f.Route
-	path := r.Pattern
-	params := map[string]string{}
-	for _, p := range PathParams(r.Pattern) {
-		params[p] = sampleValue(p)
-		path = strings.Replace(path, "{"+p+"}", params[p], 1)
-	}
-	routeKey := r.Method + " " + r.Pattern
-	headers := map[string]string{
-		"accept":            "application/json",
-		"host":              "abc123defg.execute-api.eu-west-1.amazonaws.com",
-		"user-agent":        "curl/8.5.0",
-		"x-amzn-trace-id":   "Root=1-6740a8c0-5f3b2c1d4e5f6a7b8c9d0e1f",
-		"x-forwarded-for":   "203.0.113.7",
-		"x-forwarded-port":  "443",
-		"x-forwarded-proto": "https",
-	}
-	type obj = map[string]any
-	ev := obj{
-		"version":        "2.0",
-		"routeKey":       routeKey,
-		"rawPath":        path,
-		"rawQueryString": "",
-		"headers":        headers,
-		"requestContext": obj{
-			"accountId": "123456789012",
-			"apiId":     "abc123defg",
-			"authorizer": obj{"iam": obj{
-				"accessKey":      "ASIAEXAMPLEKEY",
-				"accountId":      "123456789012",
-				"callerId":       "AROAEXAMPLEID:worker",
-				"principalOrgId": nil,
-				"userArn":        "arn:aws:sts::123456789012:assumed-role/ocyless-worker/worker",
-				"userId":         "AROAEXAMPLEID:worker",
-			}},
-			"domainName":   "abc123defg.execute-api.eu-west-1.amazonaws.com",
-			"domainPrefix": "abc123defg",
-			"http": obj{
-				"method":    r.Method,
-				"path":      path,
-				"protocol":  "HTTP/1.1",
-				"sourceIp":  "203.0.113.7",
-				"userAgent": "curl/8.5.0",
-			},
-			"requestId": "skeleton-" + r.Name,
-			"routeKey":  routeKey,
-			"stage":     "$default",
-			"time":      "21/Nov/2026:12:00:00 +0000",
-			"timeEpoch": 1795262400000,
+	ev := skeleton{
+		Version:  "2.0",
+		RouteKey: r.Method + " " + r.Pattern,
+		RawPath:  r.Pattern,
+		Headers: map[string]string{
+			"accept":            "application/json",
+			"host":              "abc123defg.execute-api.eu-west-1.amazonaws.com",
+			"user-agent":        "curl/8.5.0",
+			"x-amzn-trace-id":   "Root=1-6740a8c0-5f3b2c1d4e5f6a7b8c9d0e1f",
+			"x-forwarded-for":   "203.0.113.7",
+			"x-forwarded-port":  "443",
+			"x-forwarded-proto": "https",
 		},
-		"isBase64Encoded": false,
 	}
-	if len(params) > 0 {
-		ev["pathParameters"] = params
+	for _, p := range PathParams(r.Pattern) {
+		if ev.PathParameters == nil {
+			ev.PathParameters = map[string]string{}
+		}
+		ev.PathParameters[p] = sampleValue(p)
+		ev.RawPath = strings.Replace(ev.RawPath, "{"+p+"}", ev.PathParameters[p], 1)
 	}
+	c := &ev.RequestContext
+	c.AccountID, c.APIID = "123456789012", "abc123defg"
+	c.Authorizer = map[string]any{"iam": map[string]any{
+		"accessKey":      "ASIAEXAMPLEKEY",
+		"accountId":      "123456789012",
+		"callerId":       "AROAEXAMPLEID:worker",
+		"principalOrgId": nil,
+		"userArn":        "arn:aws:sts::123456789012:assumed-role/ocyless-worker/worker",
+		"userId":         "AROAEXAMPLEID:worker",
+	}}
+	c.DomainName, c.DomainPrefix = "abc123defg.execute-api.eu-west-1.amazonaws.com", "abc123defg"
+	c.HTTP.Method, c.HTTP.Path, c.HTTP.Protocol = r.Method, ev.RawPath, "HTTP/1.1"
+	c.HTTP.SourceIP, c.HTTP.UserAgent = "203.0.113.7", "curl/8.5.0"
+	c.RequestID, c.RouteKey, c.Stage = "skeleton-"+r.Name, ev.RouteKey, "$default"
+	c.Time, c.TimeEpoch = "21/Nov/2026:12:00:00 +0000", 1795262400000
 	switch r.Method {
 	case "POST", "PUT", "PATCH":
-		ev["body"] = "{}"
-		headers["content-type"] = "application/json"
-		headers["content-length"] = "2"
+		body := "{}"
+		ev.Body = &body
+		ev.Headers["content-type"] = "application/json"
+		ev.Headers["content-length"] = "2"
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
