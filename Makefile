@@ -48,7 +48,7 @@ bench: ## every benchmark in one run on a private redis-server (a few minutes); 
 
 .PHONY: bench-smoke
 bench-smoke: ## run every benchmark body once with tiny sizes (no timing; make test does it too)
-	$(GO) test -count=1 -run 'TestSmoke|TestCounter|TestBulkSeedMatchesStore' -v ./shared/bench/
+	$(GO) test -count=1 -run 'TestSmoke|TestCounter|TestPipelinedSeed' -v ./shared/bench/
 
 # ============================================================================
 # Lambda build (AWS SAM, Metadata: BuildMethod: makefile, CodeUri: .)
