@@ -461,4 +461,3 @@ func topCommands(cmds map[string]int64, jobs, k int) string {
 	}
 	return strings.Join(parts, ", ")
 }
-
