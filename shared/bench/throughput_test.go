@@ -202,7 +202,7 @@ func httpThroughput(r *run, clients int) {
 		Verdict:  verdictOf(ratio >= httpRatioGoal),
 	})
 	rep.goal(posHTTPCPU, goalLine{
-		Item: fmt.Sprintf("4. HTTP: the local server process's own CPU per request (utime + stime of /proc/<pid>/stat over the HTTP slices, %d requests)", 3*r.n),
+		Item:     fmt.Sprintf("4. HTTP: the local server process's own CPU per request (utime + stime of /proc/<pid>/stat over the HTTP slices, %d requests)", 3*r.n),
 		Measured: fmt.Sprintf("%.1f µs", perReq),
 		Goal:     fmt.Sprintf("<= %.0f µs", httpCPUGoal.Seconds()*1e6),
 		Verdict:  verdictOf(perReq <= httpCPUGoal.Seconds()*1e6),
