@@ -16,8 +16,8 @@ import (
 
 // Summary positions of the sweep lines.
 const (
-	posSweepTimeouts = 30
-	posSweepExpiry   = 31
+	posSweepTimeouts = 50
+	posSweepExpiry   = 51
 )
 
 // dueJobs is how many jobs each round of the sweep benchmark makes due.
@@ -190,7 +190,7 @@ func sweepScaling(r *run, small, large *sweepEnv) {
 			w = [2]time.Duration{ex[0].wall, ex[1].wall}
 		}
 		rep.goal(posSweepTimeouts+i, goalLine{
-			Item:     fmt.Sprintf("3. Sweep %s: cost per due job with %d vs %d jobs stored (half running, half ended; %d due)", kind, large.n, small.n, large.due),
+			Item:     fmt.Sprintf("5. Sweep %s: cost per due job with %d vs %d jobs stored (half running, half ended; %d due)", kind, large.n, small.n, large.due),
 			Measured: fmt.Sprintf("%.1f µs", perJob(w[1], large)/1e3),
 			Floor:    fmt.Sprintf("%.1f µs with %d", perJob(w[0], small)/1e3, small.n),
 			Ratio:    fmt.Sprintf("%.2f", ratios[i]),
