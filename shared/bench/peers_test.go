@@ -385,33 +385,49 @@ func medianF(xs []float64) float64 {
 	return s[len(s)/2]
 }
 
-func (f *peerFigures) each(fn func(p phaseResult) float64, ps []phaseResult) float64 {
+// values is fn of each of ps, in round order.
+func values(fn func(p phaseResult) float64, ps []phaseResult) []float64 {
 	var xs []float64
 	for _, p := range ps {
 		xs = append(xs, fn(p))
 	}
-	return medianF(xs)
+	return xs
+}
+
+func (f *peerFigures) each(fn func(p phaseResult) float64, ps []phaseResult) float64 {
+	return medianF(values(fn, ps))
+}
+
+// The figures of each round; the methods without "Rounds" are their
+// medians.
+
+func (f *peerFigures) cpuRounds() []float64 {
+	return values(func(p phaseResult) float64 { return float64(p.cpu.Nanoseconds()) / 1e3 / float64(f.jobs) }, f.life)
+}
+
+func (f *peerFigures) cmdsRounds() []float64 {
+	return values(func(p phaseResult) float64 { return float64(p.calls()) / float64(f.jobs) }, f.life)
+}
+
+func (f *peerFigures) rateRounds() []float64 {
+	return values(func(p phaseResult) float64 { return float64(f.jobs) / p.wall.Seconds() }, f.life)
+}
+
+func (f *peerFigures) bytesRounds() []float64 {
+	return values(func(p phaseResult) float64 { return float64(p.mem) / float64(f.memJobs) }, f.mem)
 }
 
 // cpuPerLife is the median redis-server CPU per lifecycle, in µs.
-func (f *peerFigures) cpuPerLife() float64 {
-	return f.each(func(p phaseResult) float64 { return float64(p.cpu.Nanoseconds()) / 1e3 / float64(f.jobs) }, f.life)
-}
+func (f *peerFigures) cpuPerLife() float64 { return medianF(f.cpuRounds()) }
 
-func (f *peerFigures) cmdsPerLife() float64 {
-	return f.each(func(p phaseResult) float64 { return float64(p.calls()) / float64(f.jobs) }, f.life)
-}
+func (f *peerFigures) cmdsPerLife() float64 { return medianF(f.cmdsRounds()) }
+
+func (f *peerFigures) lifePerSec() float64 { return medianF(f.rateRounds()) }
+
+func (f *peerFigures) bytesPerJob() float64 { return medianF(f.bytesRounds()) }
 
 func (f *peerFigures) scriptsPerLife() float64 {
 	return f.each(func(p phaseResult) float64 { return float64(p.scripts()) / float64(f.jobs) }, f.life)
-}
-
-func (f *peerFigures) lifePerSec() float64 {
-	return f.each(func(p phaseResult) float64 { return float64(f.jobs) / p.wall.Seconds() }, f.life)
-}
-
-func (f *peerFigures) bytesPerJob() float64 {
-	return f.each(func(p phaseResult) float64 { return float64(p.mem) / float64(f.memJobs) }, f.mem)
 }
 
 func (f *peerFigures) clientBytesPerJob() float64 {
