@@ -43,12 +43,12 @@ soak: ## the fault and concurrency tests, repeated (SOAK_COUNT=5)
 	$(GO) test -race -count=$(SOAK_COUNT) -v -run . ./shared/reliability/
 
 .PHONY: bench
-bench: ## every benchmark in one run on a private redis-server (a few minutes); rewrites docs/benchmarks.md
+bench: ## every benchmark in one run on private redis-servers (a few minutes; BullMQ and bee-queue through node and npm when installed); rewrites docs/benchmarks.md
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./shared/bench/ -args -doc=$(CURDIR)/docs/benchmarks.md
 
 .PHONY: bench-smoke
-bench-smoke: ## run every benchmark body once with tiny sizes (no timing; make test does it too)
-	$(GO) test -count=1 -run 'TestSmoke|TestCounter|TestBulkSeedMatchesStore' -v ./shared/bench/
+bench-smoke: ## run every benchmark body once with tiny sizes (no timing; make test does it too; node is optional)
+	$(GO) test -count=1 -run 'TestSmoke|TestCounter|TestPipelinedSeed' -v ./shared/bench/
 
 # ============================================================================
 # Lambda build (AWS SAM, Metadata: BuildMethod: makefile, CodeUri: .)
