@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -199,7 +200,7 @@ func TestExampleConfig(t *testing.T) {
 		t.Fatalf("Load(ocypod.example.toml) error = %v", err)
 	}
 	d := config.Default()
-	if c.Server != d.Server || c.Redis != d.Redis || c.Sweep != d.Sweep || len(c.Queues) != 1 {
+	if !reflect.DeepEqual(c.Server, d.Server) || c.Redis != d.Redis || c.Sweep != d.Sweep || len(c.Queues) != 1 {
 		t.Errorf("ocypod.example.toml = %v, want the defaults plus queue default", c)
 	}
 }
