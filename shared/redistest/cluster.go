@@ -30,7 +30,7 @@ type ClusterOptions struct {
 // cluster-require-full-coverage off the other nodes keep serving theirs
 // while one is stopped.
 type Cluster struct {
-	nodes []*Server
+	nodes  []*Server
 	ranges [][2]int // the first and last slot of each node
 
 	mu     sync.Mutex
