@@ -26,7 +26,9 @@ type ClientOptions struct {
 	// PoolSize is the most connections kept; 0 means go-redis's default.
 	PoolSize int
 	// DialTimeout, ReadTimeout and WriteTimeout bound each Redis call, so an
-	// unreachable Redis turns into a 503 quickly. 0 means 2s.
+	// unreachable Redis turns into a 503 quickly. 0 means 2s. The read
+	// timeout is also every command's whole budget: waiting for a pooled
+	// connection, dialing, writing and reading together (see NewClient).
 	DialTimeout, ReadTimeout, WriteTimeout time.Duration
 	// Credentials, when set, supplies the user name and password for every
 	// new connection (e.g. a freshly signed ElastiCache IAM token).
@@ -55,8 +57,12 @@ const (
 // the first command does, so building it at Lambda init costs nothing.
 //
 // Settings: dial, read and write timeouts from o, else from the URL's
-// query (dial_timeout=...), else 2s; the context's deadline honoured; no
-// command retries (scripts are not idempotent; go-redis still checks a
+// query (dial_timeout=...), else 2s; the context's deadline honoured, and
+// every command given a deadline of the read timeout in all (a hook), and
+// the wait for a pooled connection bounded by it too, so that under
+// concurrency a request still fails within that budget instead of queueing
+// for a connection first and then timing out its own read; no command
+// retries (scripts are not idempotent; go-redis still checks a
 // pooled connection before reusing it); no CLIENT SETINFO and no
 // maintenance notifications (managed Redis rejects them); TLS 1.2 or later
 // for rediss://. The error for a bad URL never contains its credentials.
@@ -75,6 +81,7 @@ func NewClient(o ClientOptions) (redis.UniversalClient, error) {
 		if o.PoolSize > 0 {
 			co.PoolSize = o.PoolSize
 		}
+		co.PoolTimeout = co.ReadTimeout
 		co.ContextTimeoutEnabled = true
 		co.MaxRetries = -1
 		co.DialerRetries = dialAttempts
@@ -85,7 +92,9 @@ func NewClient(o ClientOptions) (redis.UniversalClient, error) {
 		if o.Credentials != nil {
 			co.CredentialsProviderContext = o.Credentials
 		}
-		return redis.NewClusterClient(co), nil
+		c := redis.NewClusterClient(co)
+		c.AddHook(deadlineHook{co.ReadTimeout})
+		return c, nil
 	}
 	so, err := redis.ParseURL(o.URL)
 	if err != nil {
@@ -97,6 +106,7 @@ func NewClient(o ClientOptions) (redis.UniversalClient, error) {
 	if o.PoolSize > 0 {
 		so.PoolSize = o.PoolSize
 	}
+	so.PoolTimeout = so.ReadTimeout
 	so.ContextTimeoutEnabled = true
 	so.MaxRetries = -1
 	so.DialerRetries = dialAttempts
@@ -107,7 +117,45 @@ func NewClient(o ClientOptions) (redis.UniversalClient, error) {
 	if o.Credentials != nil {
 		so.CredentialsProviderContext = o.Credentials
 	}
-	return redis.NewClient(so), nil
+	c := redis.NewClient(so)
+	c.AddHook(deadlineHook{so.ReadTimeout})
+	return c, nil
+}
+
+// deadlineHook gives every command (and pipeline) one deadline, budget
+// after it starts, for the pool wait, the dial and the round trip together.
+// A cluster client's hook wraps its redirects and retries too.
+type deadlineHook struct{ budget time.Duration }
+
+func (deadlineHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h deadlineHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		ctx, cancel := context.WithTimeout(ctx, h.budget)
+		defer cancel()
+		return next(ctx, cmd)
+	}
+}
+
+func (h deadlineHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		ctx, cancel := context.WithTimeout(ctx, h.budget)
+		defer cancel()
+		return next(ctx, cmds)
+	}
+}
+
+// clientTimeout is the read timeout of a go-redis client, the default of
+// Options.OpTimeout; 0 when rdb has none or is of another kind.
+func clientTimeout(rdb redis.UniversalClient) time.Duration {
+	var d time.Duration
+	switch c := rdb.(type) {
+	case *redis.Client:
+		d = c.Options().ReadTimeout
+	case *redis.ClusterClient:
+		d = c.Options().ReadTimeout
+	}
+	return max(d, 0)
 }
 
 // timeout picks the explicit option, else the URL's value, else the default.

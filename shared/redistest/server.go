@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -269,6 +270,25 @@ func (s *Server) Stop() error {
 	}
 	<-done
 	return nil
+}
+
+// Pause stops the process with SIGSTOP: it keeps its sockets, and the
+// kernel still accepts connections and buffers commands for it, but nothing
+// is answered until Resume. That is how a hung or overloaded Redis looks to
+// a client.
+func (s *Server) Pause() error { return s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused process (SIGCONT); it then serves the commands
+// that were buffered meanwhile, including those of clients that gave up.
+func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return errors.New("redistest: the server is stopped")
+	}
+	return s.cmd.Process.Signal(sig)
 }
 
 // Restart starts the server again on the same socket or port and data
