@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"syscall"
 
@@ -131,9 +132,11 @@ func unauthenticated(text string) bool {
 	return strings.HasPrefix(t, "err ") && (strings.Contains(t, "unauthenticated") || strings.Contains(t, "invalid password"))
 }
 
+// netTimeout matches a socket deadline ("i/o timeout") and a dial that
+// timed out, but not the context errors, which have rows of their own.
 func netTimeout(err error) bool {
 	var oe *net.OpError
-	return errors.As(err, &oe) && oe.Timeout()
+	return errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &oe) && oe.Timeout()
 }
 
 func eof(err error) bool {
