@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,7 +38,7 @@ func TestNewClientSingle(t *testing.T) {
 	o := c.Options()
 	if o.Network != "unix" || o.Addr != srv.Addr() || o.PoolSize != 3 ||
 		o.DialTimeout != 2*time.Second || o.ReadTimeout != 2*time.Second || o.WriteTimeout != 2*time.Second ||
-		!o.ContextTimeoutEnabled || o.MaxRetries != 0 || !o.DisableIdentity || o.TLSConfig != nil ||
+		o.PoolTimeout != 2*time.Second || !o.ContextTimeoutEnabled || o.MaxRetries != 0 || !o.DisableIdentity || o.TLSConfig != nil ||
 		o.MaintNotificationsConfig == nil || o.MaintNotificationsConfig.Mode != maintnotifications.ModeDisabled {
 		t.Fatalf("options = %+v", o)
 	}
@@ -47,7 +48,7 @@ func TestNewClientSingle(t *testing.T) {
 
 	rdb = mustClient(t, redisstore.ClientOptions{URL: "redis://h:6380/2?dial_timeout=5s&read_timeout=7s", ReadTimeout: time.Second})
 	o = rdb.(*redis.Client).Options()
-	if o.Addr != "h:6380" || o.DB != 2 || o.DialTimeout != 5*time.Second || o.ReadTimeout != time.Second || o.WriteTimeout != 2*time.Second {
+	if o.Addr != "h:6380" || o.DB != 2 || o.DialTimeout != 5*time.Second || o.ReadTimeout != time.Second || o.WriteTimeout != 2*time.Second || o.PoolTimeout != time.Second {
 		t.Fatalf("options = addr %s db %d timeouts %v %v %v", o.Addr, o.DB, o.DialTimeout, o.ReadTimeout, o.WriteTimeout)
 	}
 
@@ -67,7 +68,7 @@ func TestNewClientCluster(t *testing.T) {
 		t.Fatalf("NewClient = %T, want *redis.ClusterClient", rdb)
 	}
 	o := c.Options()
-	if o.DialTimeout != time.Second || o.ReadTimeout != 2*time.Second || !o.ContextTimeoutEnabled ||
+	if o.DialTimeout != time.Second || o.ReadTimeout != 2*time.Second || o.PoolTimeout != 2*time.Second || !o.ContextTimeoutEnabled ||
 		o.MaxRetries != -1 || !o.DisableIdentity || o.MaintNotificationsConfig.Mode != maintnotifications.ModeDisabled {
 		t.Fatalf("options = %+v", o)
 	}
@@ -197,6 +198,71 @@ func TestUnavailable(t *testing.T) {
 	if !errors.Is(err, redis.ErrClosed) {
 		t.Errorf("Ping on a closed client = %v, want it to wrap redis.ErrClosed", err)
 	}
+}
+
+// TestOperationDeadline: with Redis hung (SIGSTOP), every store operation
+// fails with 503 "timed out" within its budget, also while more calls than
+// the pool has connections wait: the client's read timeout by default, or
+// Options.OpTimeout. The deadline hook bounds a command through a client of
+// NewClient even without the store.
+func TestOperationDeadline(t *testing.T) {
+	t.Parallel()
+	srv, err := redistest.StartServer(redistest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	const timeout, margin = 400 * time.Millisecond, 300 * time.Millisecond
+	rdb := mustClient(t, redisstore.ClientOptions{URL: srv.URL(), PoolSize: 2,
+		DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout})
+	byDefault, err := redisstore.New(rdb, redisstore.Options{Namespace: redistest.Namespace(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shorter, err := redisstore.New(rdb, redisstore.Options{Namespace: redistest.Namespace(t), OpTimeout: timeout / 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := byDefault.PutQueue(ctx, "q", ocypod.DefaultQueueSettings()); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Resume() })
+	var wg sync.WaitGroup
+	for i := range 3 {
+		for name, f := range storeCalls(byDefault, 1) {
+			wg.Go(func() {
+				start := time.Now()
+				err := f(ctx)
+				if took := time.Since(start); took > timeout+margin {
+					t.Errorf("%s (%d) with Redis hung took %v", name, i, took)
+				}
+				if ocypod.ErrorKind(err) != ocypod.KindUnavailable || ocypod.ErrorMessage(err) != "Failed to connect to Redis: timed out" {
+					t.Errorf("%s (%d) with Redis hung = %v", name, i, err)
+				}
+			})
+		}
+	}
+	wg.Go(func() {
+		start := time.Now()
+		_, err := shorter.CreateJob(ctx, "q", ocypod.JobSpec{})
+		if took := time.Since(start); took > timeout/2+margin || ocypod.ErrorKind(err) != ocypod.KindUnavailable {
+			t.Errorf("CreateJob with OpTimeout %v took %v: %v", timeout/2, took, err)
+		}
+	})
+	for range 3 {
+		wg.Go(func() {
+			start := time.Now()
+			err := rdb.Get(ctx, "k").Err()
+			if took := time.Since(start); took > timeout+margin || err == nil {
+				t.Errorf("GET through the client with Redis hung took %v: %v", took, err)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // storeCalls calls every Store method once.
