@@ -5,8 +5,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/url"
+	"os"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -92,6 +95,11 @@ func NewClient(o ClientOptions) (redis.UniversalClient, error) {
 		if o.Credentials != nil {
 			co.CredentialsProviderContext = o.Credentials
 		}
+		co.NewClient = func(opt *redis.Options) *redis.Client {
+			node := redis.NewClient(opt)
+			node.AddHook(noResendHook{})
+			return node
+		}
 		c := redis.NewClusterClient(co)
 		c.AddHook(deadlineHook{co.ReadTimeout})
 		return c, nil
@@ -143,6 +151,49 @@ func (h deadlineHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 		defer cancel()
 		return next(ctx, cmds)
 	}
+}
+
+// noResendHook, on each node of a cluster client, keeps the cluster client
+// from sending a command again after a failure that may have come after the
+// command reached Redis (a broken connection, a read timeout): the cluster
+// client retries those, and a script run twice creates two jobs for one
+// answer. Failures before sending (a refused dial, the pool) and error
+// replies (MOVED, TRYAGAIN, CLUSTERDOWN...), after which Redis did nothing,
+// are still retried within the deadline.
+type noResendHook struct{}
+
+func (noResendHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (noResendHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { return markSent(next(ctx, cmd)) }
+}
+
+func (noResendHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error { return markSent(next(ctx, cmds)) }
+}
+
+// sentError is a failure after which the command may have run. It has no
+// Unwrap on purpose, so go-redis does not recognise its cause as worth a
+// retry; translate looks through it.
+type sentError struct{ cause error }
+
+func (e *sentError) Error() string { return e.cause.Error() }
+
+// markSent wraps err in a sentError when the command may have reached
+// Redis: any I/O failure but a dial's, and an EOF.
+func markSent(err error) error {
+	var op *net.OpError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &op):
+		if op.Op == "dial" {
+			return err
+		}
+	case !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, os.ErrDeadlineExceeded):
+		return err
+	}
+	return &sentError{err}
 }
 
 // clientTimeout is the read timeout of a go-redis client, the default of

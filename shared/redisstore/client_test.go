@@ -80,6 +80,25 @@ func TestNewClientCluster(t *testing.T) {
 	if _, err := s.PutQueue(ctx, "q", ocypod.DefaultQueueSettings()); err != nil {
 		t.Fatalf("PutQueue through NewClient's cluster client = %v", err)
 	}
+	// On three nodes, seeded with one as with a configuration endpoint: the
+	// namespaces below hash to every node, so most calls follow a MOVED.
+	three := redistest.SharedCluster3(t)
+	seeded := mustClient(t, redisstore.ClientOptions{URL: three.URL(), ClusterMode: true})
+	onNode := map[int]bool{}
+	for i := 0; len(onNode) < three.Len(); i++ {
+		ns := redistest.Namespace(t)
+		onNode[three.NodeForKey(redisstore.KeysFor(ns).Queue("q"))] = true
+		s, err := redisstore.New(seeded, redisstore.Options{Namespace: ns})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.PutQueue(ctx, "q", ocypod.DefaultQueueSettings()); err != nil {
+			t.Fatalf("PutQueue on node %d = %v", three.NodeForKey(redisstore.KeysFor(ns).Queue("q")), err)
+		}
+		if id, err := s.CreateJob(ctx, "q", ocypod.JobSpec{}); err != nil || id != 1 {
+			t.Fatalf("CreateJob = %d, %v", id, err)
+		}
+	}
 	rdb = mustClient(t, redisstore.ClientOptions{URL: "rediss://cfg.example:6379", ClusterMode: true})
 	if tc := rdb.(*redis.ClusterClient).Options().TLSConfig; tc == nil || tc.MinVersion != tls.VersionTLS12 {
 		t.Fatalf("rediss cluster TLS = %+v", tc)

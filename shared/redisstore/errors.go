@@ -96,6 +96,10 @@ func translate(err error) error {
 	if errors.As(err, &oe) {
 		return err
 	}
+	var sent *sentError
+	if errors.As(err, &sent) {
+		err = sent.cause
+	}
 	if c := classify(err); c != nil {
 		return ocypod.UnavailableBecause(c.reason, err)
 	}

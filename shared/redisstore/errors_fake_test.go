@@ -17,10 +17,12 @@ import (
 // It refuses HELLO as a pre-6 server does (so clients fall back to RESP2)
 // and answers every other command with reply, a raw RESP line such as
 // "-LOADING Redis is loading the dataset in memory". An empty reply closes
-// the connection once the command is read (an EOF for the client).
+// the connection once the command is read (an EOF for the client). With
+// cluster set it answers CLUSTER SLOTS as the one node of a cluster.
 type fakeRedis struct {
-	ln    net.Listener
-	reply string
+	ln      net.Listener
+	reply   string
+	cluster bool
 
 	mu       sync.Mutex
 	commands []string // the names of the commands received, in order
@@ -29,11 +31,16 @@ type fakeRedis struct {
 
 func startFake(t *testing.T, reply string) *fakeRedis {
 	t.Helper()
+	return startFakeNode(t, reply, false)
+}
+
+func startFakeNode(t *testing.T, reply string, cluster bool) *fakeRedis {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeRedis{ln: ln, reply: reply}
+	f := &fakeRedis{ln: ln, reply: reply, cluster: cluster}
 	f.wg.Go(f.serve)
 	t.Cleanup(func() { _ = ln.Close(); f.wg.Wait() })
 	return f
@@ -73,6 +80,9 @@ func (f *fakeRedis) handle(conn net.Conn) {
 		switch {
 		case name == "HELLO":
 			_, err = io.WriteString(conn, "-ERR unknown command 'HELLO'\r\n")
+		case f.cluster && name == "CLUSTER" && len(args) > 1 && strings.EqualFold(args[1], "SLOTS"):
+			host, port, _ := net.SplitHostPort(f.addr())
+			_, err = fmt.Fprintf(conn, "*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n$%d\r\n%s\r\n:%s\r\n", len(host), host, port)
 		case f.reply == "":
 			return
 		default:
