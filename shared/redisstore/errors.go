@@ -47,40 +47,38 @@ type errorClass struct {
 // so an unknown reply (a script error, WRONGTYPE, CROSSSLOT) is a 500.
 // Each row has a test in errors_*_test.go.
 var unavailableErrors = []errorClass{
-	// The server is alive but cannot serve now.
-	// A script or function runs past busy-reply-threshold.
+	// The server is up but cannot serve now: a script past
+	// busy-reply-threshold, no free client slot, loading its data,
+	// maxmemory reached with noeviction, a replica (or a failover), a
+	// replica without its primary, too few replicas to write, a cluster
+	// missing slots or resharding.
 	{name: "BUSY", reason: reasonBusy, reply: prefix("BUSY ")},
-	// Checked before the generic ERR rows.
 	{name: "maxclients", reason: reasonBusy, reply: prefix("ERR max number of clients reached")},
 	{name: "LOADING", reason: reasonLoading, reply: prefix("LOADING ")},
-	// Maxmemory reached with noeviction.
 	{name: "OOM", reason: reasonMemory, reply: prefix("OOM ")},
 	{name: "READONLY", reason: reasonReadOnly, reply: prefix("READONLY ")},
-	// A replica lost its primary (replica-serve-stale-data no).
 	{name: "MASTERDOWN", reason: reasonReplication, reply: prefix("MASTERDOWN ")},
-	// Min-replicas-to-write not met.
 	{name: "NOREPLICAS", reason: reasonReplication, reply: prefix("NOREPLICAS ")},
 	{name: "CLUSTERDOWN", reason: reasonCluster, reply: prefix("CLUSTERDOWN ")},
-	// A multi-key command during resharding.
 	{name: "TRYAGAIN", reason: reasonCluster, reply: prefix("TRYAGAIN ")},
-	// Authentication: a wrong or expired password or IAM token.
+	// A wrong or expired password or IAM token.
 	{name: "NOAUTH", reason: reasonAuth, reply: prefix("NOAUTH ")},
 	{name: "WRONGPASS", reason: reasonAuth, reply: prefix("WRONGPASS ")},
-	// ElastiCache's IAM replies.
 	{name: "unauthenticated", reason: reasonAuth, reply: unauthenticated},
-	// The client gave up waiting: a dial, read or write timeout (before the
-	// context rows, which a dial timeout matches too), the caller's or the
+	// The client gave up waiting: a dial, read or write timeout (first: a
+	// dial timeout matches the context rows too), the caller's or the
 	// operation's deadline, the wait for a pooled connection.
 	{name: "network timeout", reason: reasonTimeout, err: netTimeout},
 	{name: "context deadline", reason: reasonTimeout, err: is(context.DeadlineExceeded)},
 	{name: "context canceled", reason: reasonTimeout, err: is(context.Canceled)},
 	{name: "pool timeout", reason: reasonTimeout, err: is(redis.ErrPoolTimeout)},
-	// No usable connection.
+	// No usable connection: the pool at MaxActiveConns, a closed client, a
+	// connection closed by the server, a failed TLS handshake, a refused,
+	// reset or unreachable address, a name that does not resolve.
 	{name: "pool exhausted", reason: reasonConnection, err: is(redis.ErrPoolExhausted)},
 	{name: "closed client", reason: reasonConnection, err: is(redis.ErrClosed)},
 	{name: "EOF", reason: reasonConnection, err: eof},
 	{name: "TLS", reason: reasonConnection, err: tlsFailure},
-	// Refused, reset, unreachable, DNS.
 	{name: "network", reason: reasonConnection, err: network},
 }
 
@@ -127,10 +125,11 @@ func is(target error) func(error) bool {
 	return func(err error) bool { return errors.Is(err, target) }
 }
 
-// unauthenticated matches the ERR replies of servers that refuse a
-// connection's password or IAM token without an ACL error code:
-// ElastiCache's "ERR unauthenticated ..." and the pre-ACL "ERR invalid
-// password".
+// unauthenticated matches the ERR replies that refuse a connection's
+// password or IAM token without an ACL error code: ElastiCache's "ERR
+// unauthenticated ...", Redis's "ERR Protocol error: unauthenticated
+// multibulk length" (a long command before AUTH) and the pre-ACL "ERR
+// invalid password".
 func unauthenticated(text string) bool {
 	t := strings.ToLower(text)
 	return strings.HasPrefix(t, "err ") && (strings.Contains(t, "unauthenticated") || strings.Contains(t, "invalid password"))
