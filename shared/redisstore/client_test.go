@@ -42,7 +42,7 @@ func TestNewClientSingle(t *testing.T) {
 		o.MaintNotificationsConfig == nil || o.MaintNotificationsConfig.Mode != maintnotifications.ModeDisabled {
 		t.Fatalf("options = %+v", o)
 	}
-	if err := rdb.Ping(context.Background()).Err(); err != nil {
+	if err := rdb.Ping(t.Context()).Err(); err != nil {
 		t.Fatalf("Ping = %v", err)
 	}
 
@@ -76,7 +76,7 @@ func TestNewClientCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	if _, err := s.PutQueue(ctx, "q", ocypod.DefaultQueueSettings()); err != nil {
 		t.Fatalf("PutQueue through NewClient's cluster client = %v", err)
 	}
@@ -134,12 +134,12 @@ func TestNewClientBadURL(t *testing.T) {
 func TestNewClientCredentials(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Shared(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	user := redistest.Namespace(t)
 	if err := srv.Client().Do(ctx, "ACL", "SETUSER", user, "on", ">right-pass", "~*", "&*", "+@all").Err(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { srv.Client().Do(ctx, "ACL", "DELUSER", user) })
+	t.Cleanup(func() { srv.Client().Do(context.WithoutCancel(ctx), "ACL", "DELUSER", user) })
 	calls := 0
 	rdb := mustClient(t, redisstore.ClientOptions{URL: srv.URL(), Credentials: func(context.Context) (string, string, error) {
 		calls++
@@ -173,7 +173,7 @@ func TestUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	ctx := context.Background()
+	ctx := t.Context()
 	newStore := func() (*redisstore.Store, redis.UniversalClient) {
 		// One connection: after one failed dial the pool fails fast.
 		rdb := mustClient(t, redisstore.ClientOptions{URL: srv.URL(), PoolSize: 1})
@@ -327,10 +327,10 @@ func TestNewValidatesNamespace(t *testing.T) {
 	}
 	// The default namespace is "ocypod".
 	s, _ := redisstore.New(rdb, redisstore.Options{})
-	if _, err := s.PutQueue(context.Background(), "q", ocypod.QueueSettings{}); err != nil {
+	if _, err := s.PutQueue(t.Context(), "q", ocypod.QueueSettings{}); err != nil {
 		t.Fatal(err)
 	}
-	if n := rdb.Exists(context.Background(), redisstore.KeysFor("ocypod").Queue("q")).Val(); n != 1 {
+	if n := rdb.Exists(t.Context(), redisstore.KeysFor("ocypod").Queue("q")).Val(); n != 1 {
 		t.Fatalf("the default namespace did not write %s", redisstore.KeysFor("ocypod").Queue("q"))
 	}
 }

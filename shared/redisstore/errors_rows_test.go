@@ -178,7 +178,7 @@ func busyServer(t *testing.T) error {
 	}
 	loop := redis.NewClient(&redis.Options{Network: "unix", Addr: srv.Addr(), ReadTimeout: -1, MaxRetries: -1})
 	t.Cleanup(func() { _ = loop.Close() })
-	go func() { _ = loop.Eval(context.Background(), "while true do end", nil).Err() }()
+	go func() { _ = loop.Eval(t.Context(), "while true do end", nil).Err() }()
 	probe := redis.NewClient(&redis.Options{Network: "unix", Addr: srv.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { _ = probe.Close() })
 	for { // until the script runs past the threshold (each PING waits for it)
@@ -340,7 +340,7 @@ func wrongPass(t *testing.T) error {
 func holdOnlyConnection(t *testing.T, srv *redistest.Server, rdb redis.UniversalClient) {
 	t.Helper()
 	done := make(chan struct{})
-	go func() { _ = rdb.BLPop(context.Background(), 0, redistest.Namespace(t)).Err(); close(done) }()
+	go func() { _ = rdb.BLPop(t.Context(), 0, redistest.Namespace(t)).Err(); close(done) }()
 	t.Cleanup(func() { _ = srv.Close(); <-done })
 	for { // until the BLPOP blocks
 		n, err := srv.Client().Do(t.Context(), "INFO", "clients").Text()

@@ -13,6 +13,12 @@
 //		...
 //	}
 //
+// SharedCluster is a one-node cluster (every slot on one server, so a
+// script's CROSSSLOT error shows); SharedCluster3 and StartCluster are real
+// clusters of several primaries, with the node serving each key, per-node
+// statistics, and nodes to stop and restart for fault tests. Server.Pause
+// hangs a server (SIGSTOP) as an overloaded Redis would.
+//
 // redis-server must be on PATH (CI's .ci/run installs Debian's); without it
 // the tests fail with a message saying so.
 package redistest

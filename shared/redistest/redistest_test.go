@@ -1,7 +1,6 @@
 package redistest_test
 
 import (
-	"context"
 	"os"
 	"regexp"
 	"strings"
@@ -23,7 +22,7 @@ func TestShared(t *testing.T) {
 	if !strings.HasPrefix(srv.URL(), "unix://") || !strings.HasSuffix(srv.URL(), srv.Addr()) {
 		t.Fatalf("URL() = %q, Addr() = %q, want a unix socket URL", srv.URL(), srv.Addr())
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := srv.Client().Set(ctx, redistest.Namespace(t), "v", 0).Err(); err != nil {
 		t.Fatalf("SET = %v", err)
 	}
@@ -56,7 +55,7 @@ func TestNamespace(t *testing.T) {
 func TestMiniredis(t *testing.T) {
 	t.Parallel()
 	m, rdb := redistest.Miniredis(t)
-	if err := rdb.Set(context.Background(), "k", "v", 0).Err(); err != nil {
+	if err := rdb.Set(t.Context(), "k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := m.Get("k"); got != "v" {
@@ -66,7 +65,7 @@ func TestMiniredis(t *testing.T) {
 
 func TestAppendOnlyStopRestart(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, aof := range []bool{true, false} {
 		srv, err := redistest.StartServer(redistest.Options{AppendOnly: aof})
 		if err != nil {
@@ -121,7 +120,7 @@ func TestCluster(t *testing.T) {
 	if !ok {
 		t.Fatalf("Client() = %T, want *redis.ClusterClient", srv.Client())
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	if info := rdb.ClusterInfo(ctx).Val(); !strings.Contains(info, "cluster_state:ok") {
 		t.Fatalf("CLUSTER INFO = %q", info)
 	}
