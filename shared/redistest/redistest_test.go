@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -148,5 +149,39 @@ func TestStartServerWithoutRedis(t *testing.T) {
 	_, err := redistest.StartServer(redistest.Options{})
 	if err == nil || !strings.Contains(err.Error(), "redis-server not found on PATH") {
 		t.Fatalf("StartServer without redis-server = %v", err)
+	}
+}
+
+// TestPauseResume: a paused server answers nothing, and then everything.
+func TestPauseResume(t *testing.T) {
+	t.Parallel()
+	srv, err := redistest.StartServer(redistest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: srv.Addr(), MaxRetries: -1, ReadTimeout: 200 * time.Millisecond})
+	t.Cleanup(func() { _ = rdb.Close() })
+	ctx := t.Context()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Ping(ctx).Err(); err == nil || !strings.Contains(err.Error(), "i/o timeout") {
+		t.Fatalf("PING to a paused server = %v, want a timeout", err)
+	}
+	if err := srv.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		t.Fatalf("PING after Resume = %v", err)
+	}
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Pause(); err == nil {
+		t.Fatalf("Pause of a stopped server succeeded")
 	}
 }
