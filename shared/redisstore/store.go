@@ -34,6 +34,11 @@ type Options struct {
 	// ocypod.StorageFull) refuses the operation before Redis is touched.
 	// The local server bounds its embedded Redis's memory with it.
 	Admit func(ctx context.Context) error
+	// OpTimeout bounds each operation's Redis calls together, so that it
+	// fails (503) within this time even when it first waits for a pooled
+	// connection. 0 means the client's read timeout (NewClient's timeout);
+	// negative means none beyond the caller's context.
+	OpTimeout time.Duration
 }
 
 // Defaults of Options.
@@ -60,6 +65,7 @@ type Store struct {
 	inlineSweep int
 	log         *slog.Logger
 	admit       func(ctx context.Context) error
+	opTimeout   time.Duration
 }
 
 // New returns a Store on rdb. It fails if the namespace is invalid (see
@@ -79,6 +85,10 @@ func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
 		inlineSweep: opts.InlineSweep,
 		log:         opts.Logger,
 		admit:       opts.Admit,
+		opTimeout:   opts.OpTimeout,
+	}
+	if s.opTimeout == 0 {
+		s.opTimeout = clientTimeout(rdb)
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -102,6 +112,8 @@ func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
 // ocypod.Unavailable when Redis cannot be reached, ocypod.Internal when it
 // answers anything but PONG or an error.
 func (s *Store) Ping(ctx context.Context) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	res, err := s.rdb.Ping(ctx).Result()
 	if err != nil {
 		return fmt.Errorf("redisstore: ping: %w", translate(err))
@@ -120,6 +132,14 @@ func (s *Store) admitWrite(ctx context.Context) error {
 	return s.admit(ctx)
 }
 
+// deadline bounds an operation's Redis calls by Options.OpTimeout.
+func (s *Store) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.opTimeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, s.opTimeout)
+}
+
 // nowMicros is the clock as the decimal microseconds the scripts take.
 func (s *Store) nowMicros() string {
 	return strconv.FormatInt(s.now().UnixMicro(), 10)
@@ -131,6 +151,8 @@ func (s *Store) run(ctx context.Context, sc *script, key string, args ...any) ([
 	argv := make([]any, 0, len(args)+1)
 	argv = append(argv, s.keys.Prefix())
 	argv = append(argv, args...)
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	res, err := sc.get().Run(ctx, s.rdb, []string{key}, argv...).Result()
 	if err != nil {
 		return nil, translate(err)
