@@ -11,12 +11,13 @@ import (
 	"strings"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
+	"github.com/ocyless/ocyless/shared/wire"
 )
 
 // jsonDoc is a parsed request body; src positions its errors.
 type jsonDoc struct {
 	src  []byte
-	root jsonValue
+	root wire.Value
 }
 
 // readJSON reads and parses the JSON body of r with the checks of upstream's
@@ -47,7 +48,7 @@ func (a *API) readJSON(r *http.Request) (*jsonDoc, error) {
 }
 
 func parseDoc(src []byte) (*jsonDoc, error) {
-	v, err := parseJSON(src)
+	v, err := wire.Parse(src)
 	if err != nil {
 		return nil, badRequest("Json deserialize error: " + err.Error())
 	}
@@ -68,28 +69,28 @@ func isJSONContentType(ct string) bool {
 
 // fail is a 400 for the value ending at offset end.
 func (d *jsonDoc) fail(end int, msg string) error {
-	return badRequest("Json deserialize error: " + errorAt(d.src, end, msg).Error())
+	return badRequest("Json deserialize error: " + wire.ErrorAt(d.src, end, msg).Error())
 }
 
-func (d *jsonDoc) invalidType(v *jsonValue, expected string) error {
-	return d.fail(v.end, "invalid type: "+describe(v)+", expected "+expected)
+func (d *jsonDoc) invalidType(v *wire.Value, expected string) error {
+	return d.fail(v.End, "invalid type: "+describe(v)+", expected "+expected)
 }
 
 // describe names v as serde's "invalid type" messages do.
-func describe(v *jsonValue) string {
-	switch v.kind {
-	case jsonNull:
+func describe(v *wire.Value) string {
+	switch v.Kind {
+	case wire.Null:
 		return "null"
-	case jsonBool:
-		return "boolean `" + v.text + "`"
-	case jsonNumber:
-		if isFloatLiteral(v.text) {
-			return "floating point `" + v.text + "`"
+	case wire.Bool:
+		return "boolean `" + v.Text + "`"
+	case wire.Number:
+		if isFloatLiteral(v.Text) {
+			return "floating point `" + v.Text + "`"
 		}
-		return "integer `" + v.text + "`"
-	case jsonString:
-		return "string " + rustQuote(v.text)
-	case jsonArray:
+		return "integer `" + v.Text + "`"
+	case wire.String:
+		return "string " + wire.RustQuote(v.Text)
+	case wire.Array:
 		return "sequence"
 	default:
 		return "map"
@@ -101,21 +102,21 @@ func isFloatLiteral(s string) bool { return strings.ContainsAny(s, ".eE") }
 // members calls fn, in document order, for each member of the top-level
 // object whose key is in known. Other keys are ignored, as upstream does; a
 // known key given twice is refused, as serde does.
-func (d *jsonDoc) members(known []string, fn func(key string, v *jsonValue) error) error {
-	if d.root.kind != jsonObject {
+func (d *jsonDoc) members(known []string, fn func(key string, v *wire.Value) error) error {
+	if d.root.Kind != wire.Object {
 		return d.invalidType(&d.root, "a JSON object")
 	}
 	var seen []string
-	for i := range d.root.members {
-		m := &d.root.members[i]
-		if !slices.Contains(known, m.key) {
+	for i := range d.root.Members {
+		m := &d.root.Members[i]
+		if !slices.Contains(known, m.Key) {
 			continue
 		}
-		if slices.Contains(seen, m.key) {
-			return d.fail(m.keyEnd, "duplicate field `"+m.key+"`")
+		if slices.Contains(seen, m.Key) {
+			return d.fail(m.KeyEnd, "duplicate field `"+m.Key+"`")
 		}
-		seen = append(seen, m.key)
-		if err := fn(m.key, &m.value); err != nil {
+		seen = append(seen, m.Key)
+		if err := fn(m.Key, &m.Value); err != nil {
 			return err
 		}
 	}
@@ -124,56 +125,56 @@ func (d *jsonDoc) members(known []string, fn func(key string, v *jsonValue) erro
 
 // duration reads a duration string, truncated to whole seconds as Ocypod
 // stores job and queue settings.
-func (d *jsonDoc) duration(v *jsonValue) (ocypod.Duration, error) {
-	if v.kind != jsonString {
+func (d *jsonDoc) duration(v *wire.Value) (ocypod.Duration, error) {
+	if v.Kind != wire.String {
 		return ocypod.Duration{}, d.invalidType(v, "a duration string")
 	}
-	dur, err := ocypod.ParseDuration(v.text)
+	dur, err := ocypod.ParseDuration(v.Text)
 	if err != nil {
-		return ocypod.Duration{}, d.fail(v.end, err.Error())
+		return ocypod.Duration{}, d.fail(v.End, err.Error())
 	}
 	return dur.Truncate(), nil
 }
 
-func (d *jsonDoc) durations(v *jsonValue) ([]ocypod.Duration, error) {
-	if v.kind != jsonArray {
+func (d *jsonDoc) durations(v *wire.Value) ([]ocypod.Duration, error) {
+	if v.Kind != wire.Array {
 		return nil, d.invalidType(v, "a sequence")
 	}
-	ds := make([]ocypod.Duration, len(v.elems))
-	for i := range v.elems {
+	ds := make([]ocypod.Duration, len(v.Elems))
+	for i := range v.Elems {
 		var err error
-		if ds[i], err = d.duration(&v.elems[i]); err != nil {
+		if ds[i], err = d.duration(&v.Elems[i]); err != nil {
 			return nil, err
 		}
 	}
 	return ds, nil
 }
 
-func (d *jsonDoc) uint64(v *jsonValue) (uint64, error) {
-	if v.kind != jsonNumber || isFloatLiteral(v.text) {
+func (d *jsonDoc) uint64(v *wire.Value) (uint64, error) {
+	if v.Kind != wire.Number || isFloatLiteral(v.Text) {
 		return 0, d.invalidType(v, "u64")
 	}
-	if v.text == "-0" {
+	if v.Text == "-0" {
 		return 0, nil
 	}
-	n, err := strconv.ParseUint(v.text, 10, 64)
+	n, err := strconv.ParseUint(v.Text, 10, 64)
 	if err != nil {
-		return 0, d.fail(v.end, "invalid value: integer `"+v.text+"`, expected u64")
+		return 0, d.fail(v.End, "invalid value: integer `"+v.Text+"`, expected u64")
 	}
 	return n, nil
 }
 
-func (d *jsonDoc) strings(v *jsonValue) ([]string, error) {
-	if v.kind != jsonArray {
+func (d *jsonDoc) strings(v *wire.Value) ([]string, error) {
+	if v.Kind != wire.Array {
 		return nil, d.invalidType(v, "a sequence")
 	}
-	ss := make([]string, len(v.elems))
-	for i := range v.elems {
-		e := &v.elems[i]
-		if e.kind != jsonString {
+	ss := make([]string, len(v.Elems))
+	for i := range v.Elems {
+		e := &v.Elems[i]
+		if e.Kind != wire.String {
 			return nil, d.invalidType(e, "a string")
 		}
-		ss[i] = e.text
+		ss[i] = e.Text
 	}
 	return ss, nil
 }
@@ -186,7 +187,7 @@ var queueSettingsFields = []string{"timeout", "heartbeat_timeout", "expires_afte
 // explicit null is refused, as upstream's non-optional fields did.
 func decodeQueueSettings(d *jsonDoc) (ocypod.QueueSettings, error) {
 	s := ocypod.DefaultQueueSettings()
-	err := d.members(queueSettingsFields, func(key string, v *jsonValue) (err error) {
+	err := d.members(queueSettingsFields, func(key string, v *wire.Value) (err error) {
 		switch key {
 		case "timeout":
 			s.Timeout, err = d.duration(v)
@@ -210,17 +211,17 @@ var jobSpecFields = []string{"input", "tags", "timeout", "heartbeat_timeout", "e
 // null stands for an absent field. The spec is validated (no empty tags).
 func decodeJobSpec(d *jsonDoc) (ocypod.JobSpec, error) {
 	var s ocypod.JobSpec
-	durationPtr := func(v *jsonValue) (*ocypod.Duration, error) {
+	durationPtr := func(v *wire.Value) (*ocypod.Duration, error) {
 		dur, err := d.duration(v)
 		return &dur, err
 	}
-	err := d.members(jobSpecFields, func(key string, v *jsonValue) (err error) {
-		if v.kind == jsonNull {
+	err := d.members(jobSpecFields, func(key string, v *wire.Value) (err error) {
+		if v.Kind == wire.Null {
 			return nil
 		}
 		switch key {
 		case "input":
-			s.Input = canonical(v)
+			s.Input = wire.Canonical(v)
 		case "tags":
 			s.Tags, err = d.strings(v)
 		case "timeout":
@@ -257,20 +258,20 @@ const statusVariants = "`queued`, `running`, `completed`, `failed`, `cancelled`,
 // stands for an absent field, so PATCH cannot set the output to null.
 func decodeJobUpdate(d *jsonDoc) (ocypod.JobUpdate, error) {
 	var u ocypod.JobUpdate
-	err := d.members(jobUpdateFields, func(key string, v *jsonValue) error {
-		if v.kind == jsonNull {
+	err := d.members(jobUpdateFields, func(key string, v *wire.Value) error {
+		if v.Kind == wire.Null {
 			return nil
 		}
 		if key == "output" {
-			u.Output = canonical(v)
+			u.Output = wire.Canonical(v)
 			return nil
 		}
-		if v.kind != jsonString {
+		if v.Kind != wire.String {
 			return d.invalidType(v, "a status string")
 		}
-		st, ok := ocypod.ParseStatus(v.text)
+		st, ok := ocypod.ParseStatus(v.Text)
 		if !ok {
-			return d.fail(v.end, "unknown variant `"+v.text+"`, expected one of "+statusVariants)
+			return d.fail(v.End, "unknown variant `"+v.Text+"`, expected one of "+statusVariants)
 		}
 		u.Status = &st
 		return nil
@@ -281,5 +282,5 @@ func decodeJobUpdate(d *jsonDoc) (ocypod.JobUpdate, error) {
 // decodeOutput reads PUT /job/{id}/output's body: any JSON value, null
 // included, canonicalised.
 func decodeOutput(d *jsonDoc) json.RawMessage {
-	return appendCanonical(nil, &d.root)
+	return wire.AppendCanonical(nil, &d.root)
 }

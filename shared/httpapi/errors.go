@@ -7,10 +7,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
+	"github.com/ocyless/ocyless/shared/wire"
 )
 
 // httpError is a refusal decided by the HTTP layer itself (a bad path, query
@@ -117,83 +116,5 @@ func parseJobID(s string) (uint64, error) {
 			return id, nil
 		}
 	}
-	return 0, &httpError{http.StatusNotFound, fmt.Sprintf("can not parse %s to a u64", rustQuote(s))}
-}
-
-// rustQuote quotes s as Rust's Debug formatting of a str does, which is how
-// upstream's messages show user text: backslash escapes for quotes,
-// backslashes, \t \r \n \0, and \u{..} for other non-printable characters.
-// Invalid UTF-8 shows as U+FFFD, as upstream's lossy decoding produced.
-func rustQuote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\n':
-			b.WriteString(`\n`)
-		case 0:
-			b.WriteString(`\0`)
-		default:
-			if r == ' ' || unicode.IsPrint(r) {
-				b.WriteRune(r)
-			} else {
-				fmt.Fprintf(&b, `\u{%x}`, r)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
-
-// percentDecode decodes %XX escapes in a path segment. Like upstream's
-// router, it leaves malformed escapes as they are and does not turn '+' into
-// a space.
-func percentDecode(s string) string {
-	if !strings.Contains(s, "%") {
-		return s
-	}
-	b := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
-			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
-			i += 2
-			continue
-		}
-		b = append(b, s[i])
-	}
-	return string(b)
-}
-
-// formDecode decodes an application/x-www-form-urlencoded query component:
-// '+' is a space and %XX escapes are decoded; malformed escapes stay as they
-// are and invalid UTF-8 becomes U+FFFD, as upstream's query parser did.
-func formDecode(s string) string {
-	s = percentDecode(strings.ReplaceAll(s, "+", " "))
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	return s
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0'
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10
-	default:
-		return c - 'A' + 10
-	}
+	return 0, &httpError{http.StatusNotFound, fmt.Sprintf("can not parse %s to a u64", wire.RustQuote(s))}
 }

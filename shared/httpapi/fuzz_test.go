@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
+	"github.com/ocyless/ocyless/shared/wire"
 )
 
 // jsonSeeds are the fuzz seeds shared by the JSON fuzz tests. In a normal
@@ -29,33 +30,33 @@ func FuzzParseJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		v, err := parseJSON(data)
+		v, err := wire.Parse(data)
 		stdValid := json.Valid(data) && utf8.Valid(data)
 		if err != nil {
 			// Stricter than encoding/json only where serde_json is too.
 			msg := err.Error()
 			if stdValid && !strings.Contains(msg, "recursion limit") && !strings.Contains(msg, "surrogate") &&
 				!strings.Contains(msg, "hex escape") && !strings.Contains(msg, "out of range") {
-				t.Fatalf("parseJSON(%q) error = %v, but encoding/json accepts it", data, err)
+				t.Fatalf("wire.Parse(%q) error = %v, but encoding/json accepts it", data, err)
 			}
 			return
 		}
 		if !stdValid {
-			t.Fatalf("parseJSON(%q) accepted what encoding/json refuses", data)
+			t.Fatalf("wire.Parse(%q) accepted what encoding/json refuses", data)
 		}
-		c := appendCanonical(nil, &v)
-		v2, err := parseJSON(c)
+		c := wire.AppendCanonical(nil, &v)
+		v2, err := wire.Parse(c)
 		if err != nil {
-			t.Fatalf("canonical form %q does not parse: %v", c, err)
+			t.Fatalf("wire.Canonical form %q does not parse: %v", c, err)
 		}
-		if c2 := appendCanonical(nil, &v2); !bytes.Equal(c, c2) {
-			t.Fatalf("canonical form is not stable: %q then %q", c, c2)
+		if c2 := wire.AppendCanonical(nil, &v2); !bytes.Equal(c, c2) {
+			t.Fatalf("wire.Canonical form is not stable: %q then %q", c, c2)
 		}
 		if !json.Valid(c) {
-			t.Fatalf("canonical form %q is not valid JSON", c)
+			t.Fatalf("wire.Canonical form %q is not valid JSON", c)
 		}
 		if a, b := stdDecode(t, data), stdDecode(t, c); !reflect.DeepEqual(a, b) {
-			t.Fatalf("canonical form changes the value: %q -> %q", data, c)
+			t.Fatalf("wire.Canonical form changes the value: %q -> %q", data, c)
 		}
 	})
 }
@@ -83,7 +84,7 @@ func FuzzDecodeBodies(f *testing.F) {
 			return
 		}
 		if s, err := decodeQueueSettings(doc); err == nil {
-			again := mustDecode(t, appendQueueSettings(nil, s), decodeQueueSettings)
+			again := mustDecode(t, wire.AppendQueueSettings(nil, s), decodeQueueSettings)
 			if s.RetryDelays == nil {
 				s.RetryDelays = []ocypod.Duration{}
 			}
@@ -130,21 +131,21 @@ func mustDecode[T any](t *testing.T, b []byte, decode func(*jsonDoc) (T, error))
 func encodeJobSpec(s ocypod.JobSpec) []byte {
 	b := []byte{'{'}
 	if s.Input != nil {
-		b = appendRaw(appendKey(b, "input"), s.Input)
+		b = wire.AppendRaw(wire.AppendKey(b, "input"), s.Input)
 	}
 	if s.Tags != nil {
-		b = appendStrings(appendKey(b, "tags"), s.Tags)
+		b = wire.AppendStrings(wire.AppendKey(b, "tags"), s.Tags)
 	}
 	for key, d := range map[string]*ocypod.Duration{"timeout": s.Timeout, "heartbeat_timeout": s.HeartbeatTimeout, "expires_after": s.ExpiresAfter} {
 		if d != nil {
-			b = appendDuration(appendKey(b, key), *d)
+			b = wire.AppendDuration(wire.AppendKey(b, key), *d)
 		}
 	}
 	if s.Retries != nil {
-		b = appendUint(appendKey(b, "retries"), *s.Retries)
+		b = wire.AppendUint(wire.AppendKey(b, "retries"), *s.Retries)
 	}
 	if s.RetryDelaysSet {
-		b = appendDurations(appendKey(b, "retry_delays"), s.RetryDelays)
+		b = wire.AppendDurations(wire.AppendKey(b, "retry_delays"), s.RetryDelays)
 	}
 	return append(b, '}')
 }
@@ -153,10 +154,10 @@ func encodeJobSpec(s ocypod.JobSpec) []byte {
 func encodeJobUpdate(u ocypod.JobUpdate) []byte {
 	b := []byte{'{'}
 	if u.Status != nil {
-		b = appendString(appendKey(b, "status"), string(*u.Status))
+		b = wire.AppendString(wire.AppendKey(b, "status"), string(*u.Status))
 	}
 	if u.Output != nil {
-		b = appendRaw(appendKey(b, "output"), u.Output)
+		b = wire.AppendRaw(wire.AppendKey(b, "output"), u.Output)
 	}
 	return append(b, '}')
 }
@@ -201,7 +202,7 @@ func FuzzParseFields(f *testing.F) {
 			return
 		}
 		job := &ocypod.Job{}
-		b := appendJob(nil, job, fields)
+		b := wire.AppendJob(nil, job, fields)
 		if !json.Valid(b) {
 			t.Fatalf("job with fields %q is not valid JSON: %s", fields, b)
 		}

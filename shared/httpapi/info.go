@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"github.com/ocyless/ocyless/shared/wire"
+
 	"net/http"
 	"slices"
 	"strings"
@@ -19,7 +21,7 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) error {
 	}
 	_, msg := statusOf(err)
 	a.logFailure(r, http.StatusServiceUnavailable, err)
-	b := append([]byte(`{"status":"unhealthy","error":`), appendString(nil, msg)...)
+	b := append([]byte(`{"status":"unhealthy","error":`), wire.AppendString(nil, msg)...)
 	writeJSON(w, http.StatusServiceUnavailable, append(b, '}'))
 	return nil
 }
@@ -30,12 +32,12 @@ func (a *API) info(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, appendInfo(nil, info))
+	writeJSON(w, http.StatusOK, wire.AppendInfo(nil, info))
 	return nil
 }
 
 // versionBody is the /info/version response.
-var versionBody = appendString(nil, Version)
+var versionBody = wire.AppendString(nil, Version)
 
 // version serves GET /info/version: the Ocypod API version as a JSON
 // string. It does not touch Redis.
@@ -57,6 +59,6 @@ func (a *API) tagJobs(w http.ResponseWriter, r *http.Request) error {
 	}
 	ids = slices.Clone(ids)
 	slices.Sort(ids)
-	writeJSON(w, http.StatusOK, appendIDs(nil, ids))
+	writeJSON(w, http.StatusOK, wire.AppendIDs(nil, ids))
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
+	"github.com/ocyless/ocyless/shared/wire"
 )
 
 // jobID parses the {id} path value (404 with upstream's text if it is not a
@@ -31,7 +32,7 @@ func (a *API) getJob(w http.ResponseWriter, r *http.Request) error {
 	if job == nil {
 		return ocypod.JobNotFound(id)
 	}
-	writeJSON(w, http.StatusOK, appendJob(nil, job, fields))
+	writeJSON(w, http.StatusOK, wire.AppendJob(nil, job, fields))
 	return nil
 }
 
@@ -47,13 +48,13 @@ func parseFields(rawQuery string) ([]string, error) {
 			continue
 		}
 		key, val, _ := strings.Cut(part, "=")
-		if formDecode(key) != "fields" {
+		if wire.FormDecode(key) != "fields" {
 			continue
 		}
 		if found {
 			return nil, badRequest("Query deserialize error: duplicate field `fields`")
 		}
-		found, value = true, formDecode(val)
+		found, value = true, wire.FormDecode(val)
 	}
 	if !found {
 		return nil, nil
@@ -77,7 +78,7 @@ func (a *API) jobStatus(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, appendString(nil, string(st)))
+	writeJSON(w, http.StatusOK, wire.AppendString(nil, string(st)))
 	return nil
 }
 
@@ -91,7 +92,7 @@ func (a *API) getJobOutput(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, appendRaw(nil, out))
+	writeJSON(w, http.StatusOK, wire.AppendRaw(nil, out))
 	return nil
 }
 
@@ -106,7 +107,7 @@ func (a *API) setJobOutput(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := a.store.SetJobOutput(r.Context(), id, decodeOutput(doc)); err != nil {
+	if err := a.store.SetJobOutput(r.Context(), id, decodeOutput(doc), nil); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -119,7 +120,7 @@ func (a *API) heartbeat(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := a.store.Heartbeat(r.Context(), id); err != nil {
+	if err := a.store.Heartbeat(r.Context(), id, nil); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -142,7 +143,7 @@ func (a *API) updateJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := a.store.UpdateJob(r.Context(), id, u); err != nil {
+	if _, _, err := a.store.UpdateJob(r.Context(), id, u, nil); err != nil {
 		return err
 	}
 	if u.Status != nil {

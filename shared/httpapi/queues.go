@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
+	"github.com/ocyless/ocyless/shared/wire"
 )
 
 // queueName returns the {name} path value if it is a valid queue name. It is
@@ -29,7 +30,7 @@ func (a *API) listQueues(w http.ResponseWriter, r *http.Request) error {
 	}
 	names = slices.Clone(names)
 	slices.Sort(names)
-	writeJSON(w, http.StatusOK, appendStrings(nil, names))
+	writeJSON(w, http.StatusOK, wire.AppendStrings(nil, names))
 	return nil
 }
 
@@ -43,7 +44,7 @@ func (a *API) getQueue(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, appendQueueSettings(nil, s))
+	writeJSON(w, http.StatusOK, wire.AppendQueueSettings(nil, s))
 	return nil
 }
 
@@ -100,7 +101,7 @@ func (a *API) queueSize(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, appendUint(nil, n))
+	writeJSON(w, http.StatusOK, wire.AppendUint(nil, n))
 	return nil
 }
 
@@ -115,7 +116,7 @@ func (a *API) queueJobIDs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, appendJobIDs(nil, ids))
+	writeJSON(w, http.StatusOK, wire.AppendJobIDs(nil, ids))
 	return nil
 }
 
@@ -127,20 +128,21 @@ func (a *API) nextJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	job, err := a.store.NextJob(r.Context(), name)
+	jobs, err := a.store.Take(r.Context(), ocypod.TakeRequest{Queues: []string{name}, Count: 1})
 	if err != nil {
 		return err
 	}
-	if job == nil {
+	if len(jobs) == 0 {
 		a.pause(r)
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
+	job := jobs[0]
 	a.log.LogAttrs(r.Context(), slog.LevelInfo, "job started",
 		slog.Uint64("job_id", job.ID), slog.String("queue", name))
 	b := append([]byte(`{"id":`), strconv.FormatUint(job.ID, 10)...)
 	b = append(b, `,"input":`...)
-	b = appendRaw(b, job.Input)
+	b = wire.AppendRaw(b, job.Input)
 	writeJSON(w, http.StatusOK, append(b, '}'))
 	return nil
 }
@@ -173,13 +175,14 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	id, err := a.store.CreateJob(r.Context(), name, spec)
+	c, err := a.store.CreateJob(r.Context(), name, spec)
 	if err != nil {
 		return err
 	}
+	id := c.ID
 	a.log.LogAttrs(r.Context(), slog.LevelInfo, "job created",
 		slog.Uint64("job_id", id), slog.String("queue", name))
 	w.Header().Set("Location", "/job/"+strconv.FormatUint(id, 10))
-	writeJSON(w, http.StatusCreated, appendUint(nil, id))
+	writeJSON(w, http.StatusCreated, wire.AppendUint(nil, id))
 	return nil
 }

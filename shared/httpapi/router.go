@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"github.com/ocyless/ocyless/shared/wire"
+
 	"errors"
 	"fmt"
 	"net/http"
@@ -119,7 +121,7 @@ func (p *pattern) match(segs []string) ([]string, bool) {
 		if s == "" {
 			return nil, false
 		}
-		vals = append(vals, percentDecode(s))
+		vals = append(vals, wire.PercentDecode(s))
 	}
 	return vals, true
 }

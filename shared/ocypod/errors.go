@@ -95,6 +95,30 @@ func HeartbeatNotRunning(id uint64) *Error {
 	return &Error{Kind: KindConflict, Message: fmt.Sprintf("Cannot heartbeat job %d, job is not running", id)}
 }
 
+// StaleAttempt is the 409 of a fenced change (?attempt=n) on a job whose
+// current attempt is another.
+func StaleAttempt(id, attempt uint64) *Error {
+	return &Error{Kind: KindConflict, Message: fmt.Sprintf("Job %d attempt %d is not current", id, attempt)}
+}
+
+// NotPending is the 409 of an in-place change (priority, run_at,
+// depends_on) of a job that is not pending.
+func NotPending(id uint64, st Status) *Error {
+	return &Error{Kind: KindConflict, Message: fmt.Sprintf("Job %d is %s: only queued, scheduled or waiting jobs can be changed", id, st)}
+}
+
+// KeyExists is the 409 of a create with on_conflict "error" whose key a
+// pending job holds.
+func KeyExists(key string, id uint64) *Error {
+	return &Error{Kind: KindConflict, Message: fmt.Sprintf("Job with key '%s' already exists: %d", key, id)}
+}
+
+// KeyPending is the 409 of a requeue or retry of a job whose key another
+// pending job holds.
+func KeyPending(id, other uint64) *Error {
+	return &Error{Kind: KindConflict, Message: fmt.Sprintf("Job %d cannot be requeued: job %d with the same key is pending", id, other)}
+}
+
 // Invalid is a 400 with the given message.
 func Invalid(msg string) *Error { return &Error{Kind: KindInvalid, Message: msg} }
 

@@ -72,7 +72,7 @@ func checkClusterRanEveryScript(t *testing.T, cases int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tagged := regexp.MustCompile(`^\{[A-Za-z0-9_.-]{1,64}\}:`)
+	tagged := regexp.MustCompile(`^\{[A-Za-z0-9_.-]{1,64}(:[0-9]+:[0-9a-z]+)?\}:`)
 	for _, k := range keys {
 		if !tagged.MatchString(k) {
 			t.Errorf("key %q is outside every namespace's hash tag", k)

@@ -2,9 +2,15 @@ package redisstore
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"regexp"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -12,22 +18,52 @@ import (
 	"github.com/ocyless/ocyless/shared/ocypod"
 )
 
+// DefaultNamespace is the hash tag used when Options.Namespace is empty.
+const DefaultNamespace = "ocypod"
+
+var namespaceRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// ValidNamespace reports whether ns can be used as Options.Namespace: empty
+// (meaning DefaultNamespace) or 1 to 64 of [A-Za-z0-9_.-]. Those characters
+// can never close the "{...}" hash tag.
+func ValidNamespace(ns string) bool {
+	return ns == "" || namespaceRE.MatchString(ns)
+}
+
 // Options configure a Store.
 type Options struct {
-	// Namespace is Ocypod's key_namespace; it becomes the hash tag of every
-	// key ("{<ns>}:job:1"). Empty means "ocypod". Valid characters:
-	// [A-Za-z0-9_.-], at most 64 bytes.
+	// Namespace is Ocypod's key_namespace; it names the hash tags of every
+	// key ("{<ns>}:j" with one partition). Empty means "ocypod". Valid
+	// characters: [A-Za-z0-9_.-], at most 64 bytes.
 	Namespace string
+	// Partitions is how many partitions (hash tags, so cluster slots) the
+	// namespace's data is spread over: 1 to MaxPartitions; 0 means 1. It
+	// cannot change once the namespace holds data (Open refuses).
+	Partitions int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// SweepBatch is the most jobs one sweep call handles; <= 0 means 100.
+	// Rand returns a uniform number in [0, 1) for retry jitter; nil means
+	// math/rand/v2.
+	Rand func() float64
+	// SweepBatch is the most jobs one sweep call handles per partition;
+	// <= 0 means 100.
 	SweepBatch int
-	// InlineSweep is the most overdue timeouts and due retries that taking a
-	// job also handles, so workers polling a queue see them promptly even
-	// between scheduled sweeps. 0 means 8; negative disables.
+	// InlineSweep is the most overdue timeouts that taking a job also
+	// handles, so workers polling a queue see them promptly even between
+	// scheduled sweeps. 0 means 8; negative disables.
 	InlineSweep int
+	// StatsDays is how many days of per-queue statistics are kept; 0 means
+	// 30.
+	StatsDays int
+	// WorkerExpiry is how long a worker is listed after it last took a job;
+	// 0 means an hour.
+	WorkerExpiry time.Duration
+	// OpTimeout bounds every operation (pool wait, dial, reads and writes
+	// together) when the caller's context has no earlier deadline; 0 means
+	// no bound beyond the client's own timeouts.
+	OpTimeout time.Duration
 	// Logger receives one line per job that an inline sweep changed; nil
-	// discards them. (Scheduled sweeps report theirs in SweepResult.)
+	// discards them.
 	Logger *slog.Logger
 	// Admit, when set, is asked before every operation that stores new
 	// data (creating a job, writing an output); a non-nil error (such as
@@ -38,70 +74,104 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	defaultSweepBatch  = 100
-	defaultInlineSweep = 8
+	defaultSweepBatch   = 100
+	defaultInlineSweep  = 8
+	defaultStatsDays    = 30
+	defaultWorkerExpiry = time.Hour
+	// dropBatch is the most pending jobs of a deleted queue one call drops.
+	dropBatch = 200
+	// outboxGrace is how old an outbox entry must be before the outbox sweep
+	// applies it: the request that wrote it applies it itself right after.
+	outboxGrace = 10 * time.Second
+	// appliedKeep is how long a partition remembers an applied effect.
+	appliedKeep = 24 * time.Hour
 )
 
-// Store is the Ocypod job store on Redis. Every operation is one Lua script
-// (or one read command): exactly one round trip, atomic.
+// Store is the job store on Redis. Every operation on one partition is one
+// Lua script (or one read command): one round trip, atomic. Reads that span
+// partitions send one call per partition in one pipelined round.
 //
 // Every method returns nil or an error wrapping an *ocypod.Error (use
 // errors.As or ocypod.ErrorKind): the documented refusals (a missing job or
-// queue, an invalid queue name, a conflict), ocypod.Unavailable when Redis
-// cannot be reached or cannot serve (connection, timeout, LOADING, READONLY,
-// CLUSTERDOWN...), and ocypod.Internal for anything else (unexpected replies,
-// corrupt data). A refused operation writes nothing. A call that fails with
-// Unavailable after its script was sent may or may not have been applied.
+// queue, an invalid value, a conflict), ocypod.Unavailable when Redis cannot
+// be reached or cannot serve, and ocypod.Internal for anything else. A
+// refused operation writes nothing. A call that fails with Unavailable after
+// its script was sent may or may not have been applied.
 type Store struct {
-	rdb         redis.UniversalClient
-	keys        keys
-	now         func() time.Time
-	sweepBatch  int
-	inlineSweep int
-	log         *slog.Logger
-	admit       func(ctx context.Context) error
+	rdb  redis.UniversalClient
+	l    *layout
+	o    Options
+	log  *slog.Logger
+	now  func() time.Time
+	rand func() float64
+	// crashAfterCall makes afterCall stop before applying effects, as a
+	// process dying right after a script would (tests only).
+	crashAfterCall bool
+	// shardCache holds what this process knows of sharded queues
+	// (queue name -> shardInfo).
+	shardCache sync.Map
 }
 
-// New returns a Store on rdb. It fails if the namespace is invalid (see
-// ValidNamespace); it does not contact Redis.
+// New returns a Store on rdb. It fails if the namespace or the partition
+// count is invalid; it does not contact Redis (see Open).
 func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
 	if rdb == nil {
-		return nil, fmt.Errorf("redisstore: nil Redis client")
+		return nil, errors.New("redisstore: nil Redis client")
 	}
 	if !ValidNamespace(opts.Namespace) {
 		return nil, fmt.Errorf("redisstore: invalid namespace %q: want 1 to 64 of [A-Za-z0-9_.-]", opts.Namespace)
 	}
-	s := &Store{
-		rdb:         rdb,
-		keys:        newKeys(opts.Namespace),
-		now:         opts.Now,
-		sweepBatch:  opts.SweepBatch,
-		inlineSweep: opts.InlineSweep,
-		log:         opts.Logger,
-		admit:       opts.Admit,
+	if opts.Partitions < 0 || opts.Partitions > MaxPartitions {
+		return nil, fmt.Errorf("redisstore: invalid partitions %d: want 1 to %d", opts.Partitions, MaxPartitions)
 	}
+	ns := opts.Namespace
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	s := &Store{rdb: rdb, o: opts, l: layoutFor(ns, max(opts.Partitions, 1)), log: opts.Logger, now: opts.Now, rand: opts.Rand}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	if s.now == nil {
 		s.now = time.Now
 	}
-	if s.sweepBatch <= 0 {
-		s.sweepBatch = defaultSweepBatch
+	if s.rand == nil {
+		s.rand = rand.Float64
+	}
+	if s.o.SweepBatch <= 0 {
+		s.o.SweepBatch = defaultSweepBatch
 	}
 	switch {
-	case s.inlineSweep == 0:
-		s.inlineSweep = defaultInlineSweep
-	case s.inlineSweep < 0:
-		s.inlineSweep = 0
+	case s.o.InlineSweep == 0:
+		s.o.InlineSweep = defaultInlineSweep
+	case s.o.InlineSweep < 0:
+		s.o.InlineSweep = 0
+	}
+	if s.o.StatsDays <= 0 {
+		s.o.StatsDays = defaultStatsDays
+	}
+	if s.o.WorkerExpiry <= 0 {
+		s.o.WorkerExpiry = defaultWorkerExpiry
 	}
 	return s, nil
 }
 
-// Ping checks that Redis answers (GET /health). It returns
-// ocypod.Unavailable when Redis cannot be reached, ocypod.Internal when it
-// answers anything but PONG or an error.
+// Partitions is the number of partitions.
+func (s *Store) Partitions() int { return s.l.P }
+
+// Ping checks that Redis answers (GET /health): every node holding a
+// partition. It returns ocypod.Unavailable when Redis cannot be reached,
+// ocypod.Internal when it answers anything but PONG or an error.
 func (s *Store) Ping(ctx context.Context) error {
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
+		err := cc.ForEachShard(ctx, func(ctx context.Context, c *redis.Client) error { return c.Ping(ctx).Err() })
+		if err != nil {
+			return fmt.Errorf("redisstore: ping: %w", translate(err))
+		}
+		return nil
+	}
 	res, err := s.rdb.Ping(ctx).Result()
 	if err != nil {
 		return fmt.Errorf("redisstore: ping: %w", translate(err))
@@ -112,114 +182,268 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
+// opContext bounds one operation by Options.OpTimeout.
+func (s *Store) opContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.o.OpTimeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, s.o.OpTimeout)
+}
+
 // admitWrite asks Options.Admit, if any, whether new data may be stored.
 func (s *Store) admitWrite(ctx context.Context) error {
-	if s.admit == nil {
+	if s.o.Admit == nil {
 		return nil
 	}
-	return s.admit(ctx)
+	return s.o.Admit(ctx)
 }
 
-// nowMicros is the clock as the decimal microseconds the scripts take.
-func (s *Store) nowMicros() string {
-	return strconv.FormatInt(s.now().UnixMicro(), 10)
+// call is one script call on one partition.
+type call struct {
+	sc     *script
+	p      int
+	queue  string   // names the "wake" key
+	queues []string // one wake list each (KW)
+	args   map[string]any
+	now    time.Time
 }
 
-// run runs a script with the key prefix as ARGV[1] and returns its reply,
-// which every script makes an array.
-func (s *Store) run(ctx context.Context, sc *script, key string, args ...any) ([]any, error) {
-	argv := make([]any, 0, len(args)+1)
-	argv = append(argv, s.keys.Prefix())
-	argv = append(argv, args...)
-	res, err := sc.get().Run(ctx, s.rdb, []string{key}, argv...).Result()
+// reply is what every script answers: its own fields, plus the queues its
+// changes made ready (woken), the effects it recorded for other partitions,
+// and an error code.
+type reply struct {
+	raw     []byte
+	p       int               // the partition the call ran on
+	Err     string            `json:"err"`
+	Woken   list[string]      `json:"woken"`
+	Effects list[effectEntry] `json:"effects"`
+}
+
+// keysOf builds the KEYS of c for its script.
+func (s *Store) keysOf(b *built, c *call) []string {
+	keys := make([]string, 0, len(b.keys)+len(c.queues))
+	for _, name := range b.keys {
+		keys = append(keys, s.partKey(c.p, name, c.queue, c.now))
+	}
+	if b.variadic {
+		for _, q := range c.queues {
+			keys = append(keys, s.l.key(c.p, "wake:"+q))
+		}
+	}
+	return keys
+}
+
+// partKey is the key called name of partition p; "st" is the statistics
+// of the day of now, "wake" the wake list of queue.
+func (s *Store) partKey(p int, name, queue string, now time.Time) string {
+	switch name {
+	case "st":
+		return s.l.key(p, "st:"+now.UTC().Format(time.DateOnly))
+	case "wake":
+		return s.l.key(p, "wake:"+queue)
+	}
+	return s.l.key(p, name)
+}
+
+// argv is the JSON argument of c: its own fields plus the ones every script
+// gets (now, ms, p, P, rand, stats_ttl).
+func (s *Store) argv(c *call) (string, error) {
+	a := c.args
+	if a == nil {
+		a = map[string]any{}
+	}
+	a["now"] = strconv.FormatInt(c.now.UnixMicro(), 10)
+	a["ms"] = c.now.UnixMilli()
+	a["p"] = c.p
+	a["P"] = s.l.P
+	a["rand"] = s.rand()
+	a["stats_ttl"] = (s.o.StatsDays + 1) * 86400
+	if c.queue != "" {
+		if _, ok := a["queue"]; !ok {
+			a["queue"] = c.queue
+		}
+	}
+	b, err := json.Marshal(a)
+	return string(b), err
+}
+
+// run runs one script call and decodes its reply into out (which may be
+// nil). It returns the reply's common part; a reply with an error code is
+// not an error here (the caller maps the code).
+func (s *Store) run(ctx context.Context, c *call, out any) (*reply, error) {
+	if c.now.IsZero() {
+		c.now = s.now()
+	}
+	arg, err := s.argv(c)
+	if err != nil {
+		return nil, ocypod.Internal(err)
+	}
+	b := c.sc.get()
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	res, err := b.rs.Run(ctx, s.rdb, s.keysOf(b, c), arg).Text()
 	if err != nil {
 		return nil, translate(err)
 	}
-	arr, ok := res.([]any)
-	if !ok || len(arr) == 0 {
-		return nil, ocypod.Internal(fmt.Errorf("unexpected script reply %T %v", res, res))
+	r, err := decodeReply(res, out)
+	if r != nil {
+		r.p = c.p
 	}
-	return arr, nil
+	return r, err
 }
 
-// replyCode is the result code of a write script's reply.
-func replyCode(arr []any) (int64, error) {
-	c, ok := arr[0].(int64)
-	if !ok {
-		return 0, ocypod.Internal(fmt.Errorf("unexpected script reply %v", arr))
+// decodeReply decodes a script's JSON reply.
+func decodeReply(res string, out any) (*reply, error) {
+	if res == "[]" { // an empty Lua table, as miniredis's cjson writes it
+		res = "{}"
 	}
-	return c, nil
+	r := &reply{raw: []byte(res)}
+	if err := json.Unmarshal(r.raw, r); err != nil {
+		return nil, ocypod.Internal(fmt.Errorf("unexpected script reply %.200q: %v", res, err))
+	}
+	if out != nil && r.Err == "" {
+		if err := json.Unmarshal(r.raw, out); err != nil {
+			return nil, ocypod.Internal(fmt.Errorf("unexpected script reply %.200q: %v", res, err))
+		}
+	}
+	return r, nil
 }
 
-// replyString is element i of a reply as a string ("" when absent).
-func replyString(arr []any, i int) string {
-	if i >= len(arr) {
-		return ""
+// runAll runs calls in one pipelined round (a cluster client splits it by
+// node) and decodes each reply into outs[i]. A script the server does not
+// have yet (NOSCRIPT, which a pipeline cannot recover from by itself) is
+// then run on its own, which loads it. errs[i] is the error of call i.
+func (s *Store) runAll(ctx context.Context, calls []*call, outs []any) ([]*reply, []error) {
+	replies := make([]*reply, len(calls))
+	errs := make([]error, len(calls))
+	if len(calls) == 1 {
+		replies[0], errs[0] = s.run(ctx, calls[0], outs[0])
+		return replies, errs
 	}
-	switch v := arr[i].(type) {
-	case string:
-		return v
-	case int64:
-		return strconv.FormatInt(v, 10)
-	}
-	return ""
-}
-
-// replyInt is element i of a reply as an integer.
-func replyInt(arr []any, i int) (int64, error) {
-	if i < len(arr) {
-		switch v := arr[i].(type) {
-		case int64:
-			return v, nil
-		case string:
-			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-				return n, nil
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	now := s.now()
+	cmds := make([]*redis.Cmd, len(calls))
+	_, _ = s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		for i, c := range calls {
+			if c.now.IsZero() {
+				c.now = now
 			}
+			arg, err := s.argv(c)
+			if err != nil {
+				errs[i] = ocypod.Internal(err)
+				continue
+			}
+			b := c.sc.get()
+			cmds[i] = b.rs.EvalSha(ctx, pipe, s.keysOf(b, c), arg)
 		}
-	}
-	return 0, ocypod.Internal(fmt.Errorf("unexpected script reply %v: want an integer at %d", arr, i))
-}
-
-// replyIDs is element i of a reply, an array of job ids.
-func replyIDs(arr []any, i int) ([]uint64, error) {
-	if i >= len(arr) {
-		return nil, ocypod.Internal(fmt.Errorf("unexpected script reply %v: want ids at %d", arr, i))
-	}
-	list, ok := arr[i].([]any)
-	if !ok {
-		return nil, ocypod.Internal(fmt.Errorf("unexpected script reply %v: want ids at %d", arr, i))
-	}
-	ids := make([]uint64, 0, len(list))
-	for _, v := range list {
-		s, _ := v.(string)
-		id, err := strconv.ParseUint(s, 10, 64)
+		return nil
+	})
+	for i, cmd := range cmds {
+		if cmd == nil {
+			continue
+		}
+		res, err := cmd.Text()
+		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			replies[i], errs[i] = s.run(ctx, calls[i], outs[i])
+			continue
+		}
 		if err != nil {
-			return nil, ocypod.Internal(fmt.Errorf("invalid job id %q in an index", s))
+			errs[i] = translate(err)
+			continue
 		}
-		ids = append(ids, id)
-	}
-	return ids, nil
-}
-
-// parseIDs converts the members of an index to job ids.
-func parseIDs(members []string) ([]uint64, error) {
-	ids := make([]uint64, 0, len(members))
-	for _, m := range members {
-		id, err := strconv.ParseUint(m, 10, 64)
-		if err != nil {
-			return nil, ocypod.Internal(fmt.Errorf("invalid job id %q in an index", m))
+		replies[i], errs[i] = decodeReply(res, outs[i])
+		if replies[i] != nil {
+			replies[i].p = calls[i].p
 		}
-		ids = append(ids, id)
 	}
-	return ids, nil
+	return replies, errs
 }
 
-// corrupt is the error for a script reply with codeCorrupt.
-func corrupt(arr []any) error {
-	return ocypod.Internal(fmt.Errorf("corrupt data: %s", replyString(arr, 1)))
+// list is a JSON array that also accepts {} (cjson writes an empty Lua
+// table as an object) and null.
+type list[T any] []T
+
+func (l *list[T]) UnmarshalJSON(b []byte) error {
+	if s := strings.TrimSpace(string(b)); s == "{}" || s == "null" {
+		*l = nil
+		return nil
+	}
+	return json.Unmarshal(b, (*[]T)(l))
 }
 
-// unexpectedCode is the error for a result code a script should not return.
-func unexpectedCode(c int64) error {
-	return ocypod.Internal(fmt.Errorf("unexpected script result code %d", c))
+// dict is a JSON object that also accepts [] (an empty Lua table, as
+// miniredis's cjson writes it) and null.
+type dict[V any] map[string]V
+
+func (d *dict[V]) UnmarshalJSON(b []byte) error {
+	if s := strings.TrimSpace(string(b)); s == "[]" || s == "null" {
+		*d = nil
+		return nil
+	}
+	return json.Unmarshal(b, (*map[string]V)(d))
+}
+
+// idStr is a job id that scripts send as a decimal string (or a number).
+type idStr uint64
+
+func (v *idStr) UnmarshalJSON(b []byte) error {
+	n, err := strconv.ParseUint(strings.Trim(string(b), `"`), 10, 64)
+	*v = idStr(n)
+	return err
+}
+
+// ids converts ids from a reply.
+func ids(l list[idStr]) []uint64 {
+	out := make([]uint64, len(l))
+	for i, v := range l {
+		out[i] = uint64(v)
+	}
+	return out
+}
+
+// flexNum is a number that may be stored as a JSON number or a decimal
+// string (values beyond 2^46 are strings).
+type flexNum string
+
+func (v *flexNum) UnmarshalJSON(b []byte) error {
+	*v = flexNum(strings.Trim(string(b), `"`))
+	return nil
+}
+
+func (v flexNum) uint() (uint64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	if n, err := strconv.ParseUint(string(v), 10, 64); err == nil {
+		return n, nil
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || f < 0 {
+		return 0, fmt.Errorf("invalid number %q", string(v))
+	}
+	return uint64(f), nil
+}
+
+func (v flexNum) int() (int64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	if n, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+		return n, nil
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil {
+		return 0, fmt.Errorf("invalid number %q", string(v))
+	}
+	return int64(f), nil
+}
+
+// num encodes an unsigned number for a script: a JSON number while exact
+// in cjson, else a decimal string.
+func num(n uint64) any {
+	if n < 1<<46 {
+		return n
+	}
+	return strconv.FormatUint(n, 10)
 }

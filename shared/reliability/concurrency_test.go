@@ -170,10 +170,10 @@ func TestTwoStoresFiftyWorkers(t *testing.T) {
 				case plan == planAbandon && delivery == 1:
 					continue // crash: never touch the job again
 				case plan == planFail:
-					err = st.UpdateJob(ctx, next.ID, ocypod.JobUpdate{Status: ptr(ocypod.StatusFailed)})
+					_, _, err = st.UpdateJob(ctx, next.ID, ocypod.JobUpdate{Status: ptr(ocypod.StatusFailed)}, nil)
 				default:
-					if err = st.Heartbeat(ctx, next.ID); err == nil {
-						err = st.UpdateJob(ctx, next.ID, ocypod.JobUpdate{Status: ptr(ocypod.StatusCompleted), Output: json.RawMessage(`{"done":true}`)})
+					if err = st.Heartbeat(ctx, next.ID, nil); err == nil {
+						_, _, err = st.UpdateJob(ctx, next.ID, ocypod.JobUpdate{Status: ptr(ocypod.StatusCompleted), Output: json.RawMessage(`{"done":true}`)}, nil)
 					}
 				}
 				if err != nil {

@@ -1,4 +1,4 @@
-package httpapi
+package wire
 
 import (
 	"strings"
@@ -63,13 +63,13 @@ func TestParseJSONErrors(t *testing.T) {
 		strings.Repeat(`{"a":`, 200):                        "recursion limit exceeded at line 1 column 636",
 	}
 	for in, want := range tests {
-		_, err := parseJSON([]byte(in))
+		_, err := Parse([]byte(in))
 		got := ""
 		if err != nil {
 			got = err.Error()
 		}
 		if got != want {
-			t.Errorf("parseJSON(%.40q) error = %q, want %q", in, got, want)
+			t.Errorf("Parse(%.40q) error = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -98,18 +98,18 @@ func TestCanonical(t *testing.T) {
 		"{\"k\"\n:\r\n\t\"v\"}":                  `{"k":"v"}`,
 	}
 	for in, want := range tests {
-		v, err := parseJSON([]byte(in))
+		v, err := Parse([]byte(in))
 		if err != nil {
-			t.Errorf("parseJSON(%q) error = %v", in, err)
+			t.Errorf("Parse(%q) error = %v", in, err)
 			continue
 		}
-		if got := string(appendCanonical(nil, &v)); got != want {
-			t.Errorf("canonical(%q) = %q, want %q", in, got, want)
+		if got := string(AppendCanonical(nil, &v)); got != want {
+			t.Errorf("Canonical(%q) = %q, want %q", in, got, want)
 		}
 	}
-	v, _ := parseJSON([]byte(`null`))
-	if got := canonical(&v); got != nil {
-		t.Errorf("canonical(null) = %q, want nil", got)
+	v, _ := Parse([]byte(`null`))
+	if got := Canonical(&v); got != nil {
+		t.Errorf("Canonical(null) = %q, want nil", got)
 	}
 }
 
@@ -123,8 +123,8 @@ func TestAppendString(t *testing.T) {
 		"bad\xffx":  "\"bad\uFFFDx\"",
 		"</script>": `"</script>"`,
 	} {
-		if got := string(appendString(nil, in)); got != want {
-			t.Errorf("appendString(%q) = %s, want %s", in, got, want)
+		if got := string(AppendString(nil, in)); got != want {
+			t.Errorf("AppendString(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

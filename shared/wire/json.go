@@ -1,4 +1,4 @@
-package httpapi
+package wire
 
 import (
 	"bytes"
@@ -18,53 +18,53 @@ import (
 // maxJSONDepth bounds nesting as serde_json does: 127 levels are accepted.
 const maxJSONDepth = 128
 
-type jsonKind uint8
+type Kind uint8
 
 const (
-	jsonNull jsonKind = iota
-	jsonBool
-	jsonNumber
-	jsonString
-	jsonArray
-	jsonObject
+	Null Kind = iota
+	Bool
+	Number
+	String
+	Array
+	Object
 )
 
-// jsonValue is a parsed JSON value.
-type jsonValue struct {
-	kind    jsonKind
-	text    string       // a string's decoded value, a number's or a bool's literal
-	elems   []jsonValue  // array elements
-	members []jsonMember // object members in document order, duplicates kept
-	end     int          // offset just past the value
+// Value is a parsed JSON value.
+type Value struct {
+	Kind    Kind
+	Text    string   // a string's decoded value, a number's or a bool's literal
+	Elems   []Value  // array elements
+	Members []Member // object members in document order, duplicates kept
+	End     int      // offset just past the value
 }
 
-type jsonMember struct {
-	key    string
-	keyEnd int // offset just past the key's closing quote
-	value  jsonValue
+type Member struct {
+	Key    string
+	KeyEnd int // offset just past the key's closing quote
+	Value  Value
 }
 
-// jsonError is a body that is not acceptable JSON, with its position.
-type jsonError struct {
+// SyntaxError is a body that is not acceptable JSON, with its position.
+type SyntaxError struct {
 	msg          string
 	line, column int
 }
 
-func (e *jsonError) Error() string {
+func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("%s at line %d column %d", e.msg, e.line, e.column)
 }
 
-// errorAt returns a jsonError for the byte at offset i of src (i may be
+// ErrorAt returns a SyntaxError for the byte at offset i of src (i may be
 // len(src) for the end of input), positioned as serde_json does.
-func errorAt(src []byte, i int, msg string) *jsonError {
+func ErrorAt(src []byte, i int, msg string) *SyntaxError {
 	i = min(i+1, len(src))
 	start := bytes.LastIndexByte(src[:i], '\n') + 1
-	return &jsonError{msg: msg, line: 1 + bytes.Count(src[:start], []byte{'\n'}), column: i - start}
+	return &SyntaxError{msg: msg, line: 1 + bytes.Count(src[:start], []byte{'\n'}), column: i - start}
 }
 
-// parseJSON parses src, which must hold exactly one JSON value, optionally
+// Parse parses src, which must hold exactly one JSON value, optionally
 // surrounded by whitespace.
-func parseJSON(src []byte) (jsonValue, error) {
+func Parse(src []byte) (Value, error) {
 	if !utf8.Valid(src) {
 		i := 0
 		for i < len(src) {
@@ -74,16 +74,16 @@ func parseJSON(src []byte) (jsonValue, error) {
 			}
 			i += w
 		}
-		return jsonValue{}, errorAt(src, i, "invalid unicode code point")
+		return Value{}, ErrorAt(src, i, "invalid unicode code point")
 	}
 	p := &jsonParser{src: src}
-	v, err := p.value()
+	v, err := p.parseValue()
 	if err != nil {
-		return jsonValue{}, err
+		return Value{}, err
 	}
 	p.skipSpace()
 	if p.i < len(src) {
-		return jsonValue{}, p.fail("trailing characters")
+		return Value{}, p.fail("trailing characters")
 	}
 	return v, nil
 }
@@ -94,7 +94,7 @@ type jsonParser struct {
 	depth int
 }
 
-func (p *jsonParser) fail(msg string) error { return errorAt(p.src, p.i, msg) }
+func (p *jsonParser) fail(msg string) error { return ErrorAt(p.src, p.i, msg) }
 
 func (p *jsonParser) skipSpace() {
 	for p.i < len(p.src) {
@@ -116,44 +116,44 @@ func (p *jsonParser) peek() (byte, bool) {
 	return p.src[p.i], true
 }
 
-func (p *jsonParser) value() (jsonValue, error) {
+func (p *jsonParser) parseValue() (Value, error) {
 	c, ok := p.peek()
 	if !ok {
-		return jsonValue{}, p.fail("EOF while parsing a value")
+		return Value{}, p.fail("EOF while parsing a value")
 	}
 	switch {
 	case c == 'n':
-		return p.ident("null", jsonNull)
+		return p.ident("null", Null)
 	case c == 't':
-		return p.ident("true", jsonBool)
+		return p.ident("true", Bool)
 	case c == 'f':
-		return p.ident("false", jsonBool)
+		return p.ident("false", Bool)
 	case c == '-' || c >= '0' && c <= '9':
 		return p.number()
 	case c == '"':
 		p.i++
 		s, err := p.str()
-		return jsonValue{kind: jsonString, text: s, end: p.i}, err
+		return Value{Kind: String, Text: s, End: p.i}, err
 	case c == '[':
 		return p.array()
 	case c == '{':
 		return p.object()
 	default:
-		return jsonValue{}, p.fail("expected value")
+		return Value{}, p.fail("expected value")
 	}
 }
 
-func (p *jsonParser) ident(word string, kind jsonKind) (jsonValue, error) {
+func (p *jsonParser) ident(word string, kind Kind) (Value, error) {
 	for k := 0; k < len(word); k++ {
 		if p.i >= len(p.src) {
-			return jsonValue{}, p.fail("EOF while parsing a value")
+			return Value{}, p.fail("EOF while parsing a value")
 		}
 		if p.src[p.i] != word[k] {
-			return jsonValue{}, p.fail("expected ident")
+			return Value{}, p.fail("expected ident")
 		}
 		p.i++
 	}
-	return jsonValue{kind: kind, text: word, end: p.i}, nil
+	return Value{Kind: kind, Text: word, End: p.i}, nil
 }
 
 func (p *jsonParser) digits() int {
@@ -176,7 +176,7 @@ func (p *jsonParser) someDigits() error {
 	return nil
 }
 
-func (p *jsonParser) number() (jsonValue, error) {
+func (p *jsonParser) number() (Value, error) {
 	start := p.i
 	if p.src[p.i] == '-' {
 		p.i++
@@ -184,17 +184,17 @@ func (p *jsonParser) number() (jsonValue, error) {
 	if p.i < len(p.src) && p.src[p.i] == '0' {
 		p.i++
 		if p.i < len(p.src) && p.src[p.i] >= '0' && p.src[p.i] <= '9' {
-			return jsonValue{}, p.fail("invalid number")
+			return Value{}, p.fail("invalid number")
 		}
 	} else if err := p.someDigits(); err != nil {
-		return jsonValue{}, err
+		return Value{}, err
 	}
 	isFloat := false
 	if p.i < len(p.src) && p.src[p.i] == '.' {
 		isFloat = true
 		p.i++
 		if err := p.someDigits(); err != nil {
-			return jsonValue{}, err
+			return Value{}, err
 		}
 	}
 	if p.i < len(p.src) && (p.src[p.i] == 'e' || p.src[p.i] == 'E') {
@@ -204,7 +204,7 @@ func (p *jsonParser) number() (jsonValue, error) {
 			p.i++
 		}
 		if err := p.someDigits(); err != nil {
-			return jsonValue{}, err
+			return Value{}, err
 		}
 	}
 	text := string(p.src[start:p.i])
@@ -212,10 +212,10 @@ func (p *jsonParser) number() (jsonValue, error) {
 	// they would be infinities to most clients.
 	if isFloat || len(text) > 300 {
 		if f, err := strconv.ParseFloat(text, 64); err != nil && math.IsInf(f, 0) {
-			return jsonValue{}, p.fail("number out of range")
+			return Value{}, p.fail("number out of range")
 		}
 	}
-	return jsonValue{kind: jsonNumber, text: text, end: p.i}, nil
+	return Value{Kind: Number, Text: text, End: p.i}, nil
 }
 
 // str reads a string's contents after its opening quote.
@@ -324,104 +324,104 @@ func (p *jsonParser) enter() error {
 	return nil
 }
 
-func (p *jsonParser) array() (jsonValue, error) {
+func (p *jsonParser) array() (Value, error) {
 	if err := p.enter(); err != nil {
-		return jsonValue{}, err
+		return Value{}, err
 	}
-	v := jsonValue{kind: jsonArray}
+	v := Value{Kind: Array}
 	c, ok := p.peek()
 	if ok && c == ']' {
 		p.i++
 		p.depth--
-		v.end = p.i
+		v.End = p.i
 		return v, nil
 	}
 	for {
 		if !ok {
-			return jsonValue{}, p.fail("EOF while parsing a list")
+			return Value{}, p.fail("EOF while parsing a list")
 		}
-		e, err := p.value()
+		e, err := p.parseValue()
 		if err != nil {
-			return jsonValue{}, err
+			return Value{}, err
 		}
-		v.elems = append(v.elems, e)
+		v.Elems = append(v.Elems, e)
 		c, ok = p.peek()
 		switch {
 		case !ok:
-			return jsonValue{}, p.fail("EOF while parsing a list")
+			return Value{}, p.fail("EOF while parsing a list")
 		case c == ']':
 			p.i++
 			p.depth--
-			v.end = p.i
+			v.End = p.i
 			return v, nil
 		case c != ',':
-			return jsonValue{}, p.fail("expected `,` or `]`")
+			return Value{}, p.fail("expected `,` or `]`")
 		}
 		p.i++
 		c, ok = p.peek()
 		if !ok {
-			return jsonValue{}, p.fail("EOF while parsing a value")
+			return Value{}, p.fail("EOF while parsing a value")
 		}
 		if c == ']' {
-			return jsonValue{}, p.fail("trailing comma")
+			return Value{}, p.fail("trailing comma")
 		}
 	}
 }
 
-func (p *jsonParser) object() (jsonValue, error) {
+func (p *jsonParser) object() (Value, error) {
 	if err := p.enter(); err != nil {
-		return jsonValue{}, err
+		return Value{}, err
 	}
-	v := jsonValue{kind: jsonObject}
+	v := Value{Kind: Object}
 	c, ok := p.peek()
 	if !ok {
-		return jsonValue{}, p.fail("EOF while parsing an object")
+		return Value{}, p.fail("EOF while parsing an object")
 	}
 	if c == '}' {
 		p.i++
 		p.depth--
-		v.end = p.i
+		v.End = p.i
 		return v, nil
 	}
 	for {
 		if c != '"' {
-			return jsonValue{}, p.fail("key must be a string")
+			return Value{}, p.fail("key must be a string")
 		}
 		p.i++
 		key, err := p.str()
 		if err != nil {
-			return jsonValue{}, err
+			return Value{}, err
 		}
-		m := jsonMember{key: key, keyEnd: p.i}
+		m := Member{Key: key, KeyEnd: p.i}
 		if c, ok = p.peek(); !ok {
-			return jsonValue{}, p.fail("EOF while parsing an object")
+			return Value{}, p.fail("EOF while parsing an object")
 		} else if c != ':' {
-			return jsonValue{}, p.fail("expected `:`")
+			return Value{}, p.fail("expected `:`")
 		}
 		p.i++
-		if m.value, err = p.value(); err != nil {
-			return jsonValue{}, err
+		if m.Value, err = p.parseValue(); err != nil {
+			return Value{}, err
 		}
-		v.members = append(v.members, m)
+		v.Members = append(v.Members, m)
 		c, ok = p.peek()
 		switch {
 		case !ok:
-			return jsonValue{}, p.fail("EOF while parsing an object")
+			return Value{}, p.fail("EOF while parsing an object")
 		case c == '}':
 			p.i++
 			p.depth--
-			v.end = p.i
+			v.End = p.i
 			return v, nil
 		case c != ',':
-			return jsonValue{}, p.fail("expected `,` or `}`")
+			return Value{}, p.fail("expected `,` or `}`")
 		}
 		p.i++
 		c, ok = p.peek()
 		if !ok {
-			return jsonValue{}, p.fail("EOF while parsing a value")
+			return Value{}, p.fail("EOF while parsing a value")
 		}
 		if c == '}' {
-			return jsonValue{}, p.fail("trailing comma")
+			return Value{}, p.fail("trailing comma")
 		}
 	}
 }

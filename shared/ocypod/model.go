@@ -1,0 +1,119 @@
+package ocypod
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// TakeRequest is a take: GET /queue/{name}/job and GET /job?queues=.
+type TakeRequest struct {
+	Queues []string      // in order of preference
+	Count  int           // most jobs to take; 0 means 1
+	Worker string        // recorded on the job and in the worker registry; "" none
+	Wait   time.Duration // long-poll: how long to wait for a job when none is ready
+	// RoundRobin starts at a different queue each call (order=round_robin)
+	// instead of the first (order=ordered).
+	RoundRobin bool
+}
+
+// Limits of takes.
+const (
+	MaxTakeCount = 100
+	MaxWait      = 20 * time.Second
+)
+
+// ListRequest selects jobs for GET /queue/{name}/jobs (Queue set) and
+// GET /jobs (Queue empty). Empty filters select everything.
+type ListRequest struct {
+	Queue   string
+	Status  Status
+	Tag     string
+	HasTag  bool // Tag was given (tags are never empty, but keep it explicit)
+	Key     string
+	Worker  string
+	Tracked *bool
+	Limit   int    // 1..MaxListLimit; 0 means DefaultListLimit
+	Cursor  string // opaque, from a previous page's NextCursor
+}
+
+// Listing limits.
+const (
+	DefaultListLimit = 100
+	MaxListLimit     = 1000
+)
+
+// JobPage is one page of a listing. NextCursor is "" on the last page.
+type JobPage struct {
+	Jobs       []*Job
+	NextCursor string
+}
+
+// FailurePage is one page of a failure group.
+type FailurePage struct {
+	Total      uint64
+	Jobs       []*Job
+	NextCursor string
+}
+
+// Worker is one entry of GET /workers.
+type Worker struct {
+	Name     string
+	LastSeen time.Time
+	Running  uint64
+	TimedOut uint64
+}
+
+// WorkerJobs is GET /workers/{name}.
+type WorkerJobs struct {
+	Running, TimedOut []uint64
+}
+
+// HistogramBuckets is the number of buckets of a stats histogram, qless's
+// layout: 60 one-second, 59 one-minute, 23 one-hour and 30 one-day buckets,
+// the last of them open-ended.
+const HistogramBuckets = 172
+
+// HistogramBucket returns the bucket of a duration of secs seconds.
+func HistogramBucket(secs float64) int {
+	switch s := int64(secs); {
+	case s < 60:
+		return int(max(s, 0))
+	case s < 3600:
+		return 59 + int(s/60)
+	case s < 86400:
+		return 118 + int(s/3600)
+	default:
+		return min(141+int(s/86400), HistogramBuckets-1)
+	}
+}
+
+// DurationStats are the wait or run times of one day: how many, their mean
+// and variance in seconds, and the histogram.
+type DurationStats struct {
+	Count     uint64
+	Mean      float64
+	Variance  float64
+	Histogram [HistogramBuckets]uint64
+}
+
+// QueueStats is GET /queue/{name}/stats for one UTC day.
+type QueueStats struct {
+	Created, Completed, Failed, Retries uint64
+	Wait, Run                           DurationStats
+}
+
+// Schedule is a recurring job: PUT /queue/{name}/schedules/{id}.
+type Schedule struct {
+	ID    string
+	Queue string
+	Cron  string   // 5-field cron in UTC, or ""
+	Every Duration // or a fixed period
+	// Job is the create body of every job the schedule makes, as canonical
+	// JSON (validated when the schedule is stored).
+	Job json.RawMessage
+	// NextRun is when it fires next (set by the store).
+	NextRun time.Time
+}
+
+// MaxScheduleID bounds schedule ids (1..64 of [A-Za-z0-9_.-]).
+const MaxScheduleID = 64
