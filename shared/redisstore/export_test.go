@@ -22,11 +22,13 @@ func (l Layout) Home(queue string) int { return l.l.home(queue) }
 // PartitionOf is the partition of a job id.
 func (l Layout) PartitionOf(id uint64) int { return l.l.partitionOf(id) }
 
-// ScriptHashes maps each script file to the SHA1 its EVALSHA uses.
-func ScriptHashes() map[string]string {
-	m := make(map[string]string, len(loaded))
+// ScriptIDs maps each script file to the SHA1 its EVALSHA uses and the
+// function name its FCALL uses.
+func ScriptIDs() map[string][2]string {
+	m := make(map[string][2]string, len(loaded))
 	for name, s := range loaded {
-		m[name] = s.get().rs.Hash()
+		b := s.get()
+		m[name] = [2]string{b.rs.Hash(), b.fn}
 	}
 	return m
 }

@@ -1,8 +1,8 @@
 package redisstore_test
 
 import (
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"

@@ -1,7 +1,9 @@
 package redisstore
 
 import (
+	"crypto/sha1"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"path"
@@ -58,6 +60,8 @@ type built struct {
 	src      string
 	keys     []string
 	variadic bool
+	// fn is the script's name as a Redis Function (see library).
+	fn string
 }
 
 // loaded records every script, for the tests that each embedded file is
@@ -107,7 +111,64 @@ func build(name string) *built {
 	pre.WriteString("local A = cjson.decode(ARGV[1])\n")
 	b.src = pre.String() + code
 	b.rs = redis.NewScript(b.src)
+	b.fn = libraryName() + "_" + strings.TrimSuffix(name, ".lua")
 	return b
+}
+
+// opName is the Lua function a script body becomes in the library.
+func opName(name string) string { return "op_" + strings.TrimSuffix(name, ".lua") }
+
+// libraryBody is every script as one Redis Functions library, without its
+// header and registrations: lib.lua once, then each script body as a
+// function. Servers that have FUNCTION (Redis 7+, Valkey) load it once and
+// then run each call without re-creating the helpers; elsewhere (miniredis)
+// the store sends each script with EVALSHA. The code is the same either way:
+// only the prelude binding K, KW and A differs.
+var libraryBody = sync.OnceValue(func() string {
+	var bodies, ops strings.Builder
+	for _, name := range sortedLoaded() {
+		body := readScript(name)
+		bodies.WriteString(body)
+		fmt.Fprintf(&ops, "local function %s()\n%send\n", opName(name), body)
+	}
+	return "local K, KW, A\n" + libFor(bodies.String()) + ops.String() + `local function bind(names, keys)
+  local k = {}
+  for i, n in ipairs(names) do k[n] = keys[i] end
+  local kw = {}
+  for i = #names + 1, #keys do kw[#kw + 1] = keys[i] end
+  return k, kw
+end
+`
+})
+
+// libraryName is the library's name: "ocyless_" and a hash of its code, so
+// two versions of the store on one Redis never call each other's code.
+var libraryName = sync.OnceValue(func() string {
+	sum := sha1.Sum([]byte(libraryBody()))
+	return "ocyless_" + hex.EncodeToString(sum[:6])
+})
+
+// library is the whole library as FUNCTION LOAD takes it: header, body and
+// one registration per script, binding the keys the script declares.
+var library = sync.OnceValue(func() string {
+	var reg strings.Builder
+	for _, n := range sortedLoaded() {
+		b := loaded[n].get()
+		fmt.Fprintf(&reg, "redis.register_function('%s', function(keys, args)\n"+
+			"  K, KW = bind({'%s'}, keys)\n  A = cjson.decode(args[1])\n  NOTES = {}\n  return %s()\nend)\n",
+			b.fn, strings.Join(b.keys, "', '"), opName(n))
+	}
+	return "#!lua name=" + libraryName() + "\n" + libraryBody() + reg.String()
+})
+
+// sortedLoaded is every script's file name, sorted.
+func sortedLoaded() []string {
+	names := make([]string, 0, len(loaded))
+	for n := range loaded {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // libBlock is one top-level definition of lib.lua ("local function f" or

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -65,6 +66,12 @@ type Options struct {
 	// Logger receives one line per job that an inline sweep changed; nil
 	// discards them.
 	Logger *slog.Logger
+	// Scripts selects how scripts run: "functions" loads them once as a
+	// Redis Functions library and calls them with FCALL (Redis 7+,
+	// Valkey), "eval" sends each with EVALSHA, and "" (auto) tries
+	// functions and falls back to EVALSHA where the server has no FUNCTION
+	// (miniredis) or refuses it.
+	Scripts string
 	// Admit, when set, is asked before every operation that stores new
 	// data (creating a job, writing an output); a non-nil error (such as
 	// ocypod.StorageFull) refuses the operation before Redis is touched.
@@ -104,6 +111,8 @@ type Store struct {
 	log  *slog.Logger
 	now  func() time.Time
 	rand func() float64
+	// mode is how scripts run (modeAuto until the first call tells).
+	mode atomic.Int32
 	// crashAfterCall makes afterCall stop before applying effects, as a
 	// process dying right after a script would (tests only).
 	crashAfterCall bool
@@ -137,6 +146,15 @@ func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
 	}
 	if s.rand == nil {
 		s.rand = rand.Float64
+	}
+	switch opts.Scripts {
+	case "", "auto":
+	case "functions":
+		s.mode.Store(modeFunctions)
+	case "eval":
+		s.mode.Store(modeEval)
+	default:
+		return nil, fmt.Errorf("redisstore: invalid script mode %q: want auto, functions or eval", opts.Scripts)
 	}
 	if s.o.SweepBatch <= 0 {
 		s.o.SweepBatch = defaultSweepBatch
@@ -281,7 +299,7 @@ func (s *Store) run(ctx context.Context, c *call, out any) (*reply, error) {
 	b := c.sc.get()
 	ctx, cancel := s.opContext(ctx)
 	defer cancel()
-	res, err := b.rs.Run(ctx, s.rdb, s.keysOf(b, c), arg).Text()
+	res, err := s.exec(ctx, b, s.keysOf(b, c), arg)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -290,6 +308,71 @@ func (s *Store) run(ctx context.Context, c *call, out any) (*reply, error) {
 		r.p = c.p
 	}
 	return r, err
+}
+
+// Script modes (Options.Scripts).
+const (
+	modeAuto int32 = iota
+	modeFunctions
+	modeEval
+)
+
+// exec runs a built script: with FCALL while the server has functions
+// (loading the library where it is missing), else with EVALSHA (EVAL when
+// the server does not have the script yet).
+func (s *Store) exec(ctx context.Context, b *built, keys []string, arg string) (string, error) {
+	if s.mode.Load() != modeEval {
+		res, err := s.rdb.FCall(ctx, b.fn, keys, arg).Text()
+		if functionMissing(err) {
+			if err = s.loadLibrary(ctx); err == nil {
+				res, err = s.rdb.FCall(ctx, b.fn, keys, arg).Text()
+			}
+		}
+		switch {
+		case err == nil:
+			s.mode.CompareAndSwap(modeAuto, modeFunctions)
+			return res, nil
+		case s.mode.Load() == modeAuto && functionsUnsupported(err):
+			s.mode.Store(modeEval)
+			s.log.Debug("Redis Functions are not available here; scripts run with EVALSHA", "reason", err.Error())
+		default:
+			return "", err
+		}
+	}
+	return b.rs.Run(ctx, s.rdb, keys, arg).Text()
+}
+
+// loadLibrary loads the scripts' library (on every primary of a cluster).
+// A library of this name is this very code, so "already exists" is fine.
+func (s *Store) loadLibrary(ctx context.Context) error {
+	load := func(ctx context.Context, c redis.Cmdable) error {
+		err := c.FunctionLoad(ctx, library()).Err()
+		if err != nil && strings.Contains(err.Error(), "already exists") {
+			return nil
+		}
+		return err
+	}
+	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return load(ctx, c) })
+	}
+	return load(ctx, s.rdb)
+}
+
+// functionMissing reports the error of an FCALL whose library is not
+// loaded on the node that answered.
+func functionMissing(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "Function not found")
+}
+
+// functionsUnsupported reports an error that says the server has no Redis
+// Functions (or refuses them): the store then uses EVALSHA.
+func functionsUnsupported(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "unknown command") || strings.Contains(msg, "not allowed") ||
+		strings.Contains(msg, "noperm") || strings.Contains(msg, "not supported")
 }
 
 // decodeReply decodes a script's JSON reply.
@@ -320,6 +403,13 @@ func (s *Store) runAll(ctx context.Context, calls []*call, outs []any) ([]*reply
 		replies[0], errs[0] = s.run(ctx, calls[0], outs[0])
 		return replies, errs
 	}
+	if s.mode.Load() == modeAuto {
+		// The first call tells how scripts run here; the rest go together.
+		replies[0], errs[0] = s.run(ctx, calls[0], outs[0])
+		r, e := s.runAll(ctx, calls[1:], outs[1:])
+		return append(replies[:1], r...), append(errs[:1], e...)
+	}
+	functions := s.mode.Load() == modeFunctions
 	ctx, cancel := s.opContext(ctx)
 	defer cancel()
 	now := s.now()
@@ -335,7 +425,11 @@ func (s *Store) runAll(ctx context.Context, calls []*call, outs []any) ([]*reply
 				continue
 			}
 			b := c.sc.get()
-			cmds[i] = b.rs.EvalSha(ctx, pipe, s.keysOf(b, c), arg)
+			if functions {
+				cmds[i] = pipe.FCall(ctx, b.fn, s.keysOf(b, c), arg)
+			} else {
+				cmds[i] = b.rs.EvalSha(ctx, pipe, s.keysOf(b, c), arg)
+			}
 		}
 		return nil
 	})
@@ -344,7 +438,7 @@ func (s *Store) runAll(ctx context.Context, calls []*call, outs []any) ([]*reply
 			continue
 		}
 		res, err := cmd.Text()
-		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		if err != nil && (redis.HasErrorPrefix(err, "NOSCRIPT") || functionMissing(err)) {
 			replies[i], errs[i] = s.run(ctx, calls[i], outs[i])
 			continue
 		}

@@ -29,8 +29,6 @@ if not qs then return fail('queue_not_found') end
 local specs = A.specs
 
 -- Check everything before writing anything.
-local seq0 = num(redis.call('HGET', K.ctr, 'id'))
-if (seq0 + #specs) * A.P + A.p >= 9007199254740992 then return fail('ids_exhausted') end
 local seen = {}
 for _, s in ipairs(specs) do
   if s.key then
@@ -68,6 +66,11 @@ local function update_pending(x, s)
   save_job(x)
 end
 
+-- Ids stay below 2^53: refuse the batch if its last id would not.
+local last = redis.call('HINCRBY', K.ctr, 'id', #specs)
+redis.call('HINCRBY', K.ctr, 'id', -#specs)
+if last * A.P + A.p >= 9007199254740992 then return fail('ids_exhausted') end
+
 local ids, existing = {}, {}
 for i, s in ipairs(specs) do
   local holder = s.key and key_holder('p', q, s.key)
@@ -79,8 +82,8 @@ for i, s in ipairs(specs) do
     local seq = redis.call('HINCRBY', K.ctr, 'id', 1)
     local id = int_str(seq * A.P + A.p)
     local j = {id = id, queue = q, gen = qs.g, created_at = A.now,
-      timeout = s.timeout or qs.t or '0', heartbeat_timeout = s.heartbeat_timeout or qs.h or '0',
-      expires_after = s.expires_after or qs.e or '0', retries = s.retries or qs.r or '0',
+      timeout = s.timeout or qs.t, heartbeat_timeout = s.heartbeat_timeout or qs.h,
+      expires_after = s.expires_after or qs.e, retries = s.retries or qs.r,
       retry_delays = s.retry_delays, retry_backoff = s.retry_backoff,
       timeout_retries = s.timeout_retries or qs.tr, tags = s.tags, priority = s.priority,
       run_at = s.run_at, key = s.key, tracked = s.tracked}

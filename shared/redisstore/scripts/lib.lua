@@ -89,11 +89,19 @@ local META = {
   retries = 'r', retries_attempted = 'n', retry_delays = 'd', retry_backoff = 'B',
   timeout_retries = 'T', timeouts_retried = 'N',
   tags = 'g', priority = 'p', sc = 'o', sr = 'O', due = 'u', run_at = 'a',
-  attempt = 'A', worker = 'w', key = 'k', depends_on = 'D', waiting = 'W', blocked = 'K',
+  attempt = 'A', worker = 'w', key = 'k', depends_on = 'D', waiting_on = 'W', blocked = 'K',
   has_dependents = 'H', tracked = 'R', abandoned = 'X', group = 'E',
 }
-local LONG = {}
-for long, short in pairs(META) do LONG[short] = long end
+-- LONG is META inverted (written out: a library's load runs no loop).
+local LONG = {
+  q = 'queue', s = 'status', G = 'gen', c = 'created_at', b = 'started_at', f = 'ended_at',
+  l = 'last_heartbeat', Q = 'queued_at', t = 'timeout', h = 'heartbeat_timeout',
+  e = 'expires_after', r = 'retries', n = 'retries_attempted', d = 'retry_delays',
+  B = 'retry_backoff', T = 'timeout_retries', N = 'timeouts_retried', g = 'tags', p = 'priority',
+  o = 'sc', O = 'sr', u = 'due', a = 'run_at', A = 'attempt', w = 'worker', k = 'key',
+  D = 'depends_on', W = 'waiting_on', K = 'blocked', H = 'has_dependents', R = 'tracked',
+  X = 'abandoned', E = 'group',
+}
 
 -- load_job returns the job id as a table of its metadata (absent fields are
 -- nil), or nil and why: 'job_not_found', or 'corrupt' when its metadata is
@@ -111,12 +119,16 @@ local function load_job(id)
   return j
 end
 
--- save_job writes a job's metadata, leaving out empty and false fields.
+-- save_job writes a job's metadata, leaving out empty, false and zero
+-- fields (they read back as absent, which means the same), except
+-- timeout_retries, whose 0 differs from "not set".
 local function save_job(j)
   local o = {}
-  for long, short in pairs(META) do
-    local v = j[long]
-    if v ~= nil and v ~= false and v ~= '' then o[short] = v end
+  for long, v in pairs(j) do
+    local short = META[long]
+    if short and v ~= false and v ~= '' and ((v ~= 0 and v ~= '0') or long == 'timeout_retries') then
+      o[short] = v
+    end
   end
   redis.call('HSET', K.j, j.id, cjson.encode(o))
 end
@@ -124,10 +136,22 @@ end
 -- partition_of is the partition holding job id.
 local function partition_of(id) return num(id) % A.P end
 
--- The idx member of a job in its current status.
+-- prio_key sorts priorities highest first in as few bytes as possible for
+-- the usual 0: 'm'; a higher priority p 'a' .. lp(1000000 - p); a lower
+-- one 'z' .. lp(-p).
+local function prio_key(p)
+  if p == 0 then return 'm' end
+  if p > 0 then return 'a' .. lp(1000000 - p) end
+  return 'z' .. lp(-p)
+end
+
+-- The idx member of a job in its current status. A queued job sorts by
+-- priority, then by (sc, sr), the order it was queued in, then by id.
 local function idx_member(j)
   if j.status == 'queued' then
-    return j.queue .. ' q ' .. lp(1000000 - num(j.priority)) .. lp(num(j.sc)) .. lp(num(j.sr)) .. lp(j.id)
+    local sr = num(j.sr)
+    return j.queue .. ' q ' .. prio_key(num(j.priority)) .. lp(num(j.sc)) ..
+      (sr > 0 and lp(sr) or '') .. ' ' .. j.id
   end
   return j.queue .. ' ' .. CODE[j.status] .. ' ' .. lp(j.id)
 end
@@ -326,6 +350,7 @@ local function set_queued(j, seq)
     j.sr = redis.call('HINCRBY', K.ctr, 'rq', 1)
   end
   j.queued_at = A.now
+  if j.queued_at == j.created_at then j.queued_at = nil end
 end
 
 -- runnable_status is what a job that is ready to be considered becomes:
