@@ -43,12 +43,12 @@ soak: ## the fault and concurrency tests, repeated (SOAK_COUNT=5)
 	$(GO) test -race -count=$(SOAK_COUNT) -v -run . ./shared/reliability/
 
 .PHONY: bench
-bench: ## every benchmark in one run on a private redis-server (a few minutes); rewrites docs/benchmarks.md
+bench: ## every benchmark in one run on private redis-servers (a few minutes; BullMQ and bee-queue through node and npm when installed); rewrites docs/benchmarks.md
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./shared/bench/ -args -doc=$(CURDIR)/docs/benchmarks.md
 
 .PHONY: bench-smoke
-bench-smoke: ## run every benchmark body once with tiny sizes (no timing; make test does it too)
-	$(GO) test -count=1 -run 'TestSmoke|TestCounter|TestBulkSeedMatchesStore' -v ./shared/bench/
+bench-smoke: ## run every benchmark body once with tiny sizes (no timing; make test does it too; node is optional)
+	$(GO) test -count=1 -run 'TestSmoke|TestCounter|TestPipelinedSeed' -v ./shared/bench/
 
 # ============================================================================
 # Lambda build (AWS SAM, Metadata: BuildMethod: makefile, CodeUri: .)
@@ -64,31 +64,10 @@ LAMBDA_OUT      ?= out
 GO_LAMBDA_ENV    = CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH_LAMBDA)
 GO_LAMBDA_FLAGS  = -tags lambda.norpc -trimpath -buildvcs=false -ldflags='-s -w -buildid='
 
-# Every function as <LogicalId>:<package dir>, written once. A test checks it
-# against shared/httpapi/routes.go, template.yaml, functions/, sweeper/ and events/.
-LAMBDA_FUNCTIONS := \
-	HealthFunction:functions/health \
-	InfoFunction:functions/info \
-	VersionFunction:functions/version \
-	TagJobsFunction:functions/tag-jobs \
-	JobStatusFunction:functions/job-status \
-	GetJobOutputFunction:functions/get-job-output \
-	SetJobOutputFunction:functions/set-job-output \
-	HeartbeatFunction:functions/heartbeat \
-	GetJobFunction:functions/get-job \
-	UpdateJobFunction:functions/update-job \
-	DeleteJobFunction:functions/delete-job \
-	QueueJobIdsFunction:functions/queue-job-ids \
-	NextJobFunction:functions/next-job \
-	CreateJobFunction:functions/create-job \
-	QueueSizeFunction:functions/queue-size \
-	GetQueueFunction:functions/get-queue \
-	PutQueueFunction:functions/put-queue \
-	DeleteQueueFunction:functions/delete-queue \
-	ListQueuesFunction:functions/list-queues \
-	SweepTimeoutsFunction:sweeper/timeouts \
-	SweepRetriesFunction:sweeper/retries \
-	SweepExpiryFunction:sweeper/expiry
+# Every function as <LogicalId>:<package dir>: lambda-functions.mk, written by
+# `make generate` from shared/httpapi/routes.go and sweep.Kinds (a test fails
+# when it, template.yaml, functions/, sweeper/ or events/ are out of date).
+include lambda-functions.mk
 
 lambda_id    = $(word 1,$(subst :, ,$(1)))
 lambda_dir   = $(word 2,$(subst :, ,$(1)))
@@ -126,6 +105,10 @@ sam-local: ## sam build + sam local start-api on a host Redis (SAM CLI + Docker)
 	sam build
 	sam local start-api --env-vars events/local-env.json
 
+.PHONY: generate
+generate: ## rewrite template.yaml's functions, functions/, sweeper/, lambda-functions.mk and missing events/ from the route table
+	$(GO) run ./cmd/gen-deploy
+
 .PHONY: validate-template
-validate-template: ## check template.yaml, samconfig.toml and the Makefile (SAM schema + route table)
-	$(GO) test -count=1 -run 'TestTemplate|TestSamconfig|TestDeployment|TestMakefile|TestLocalEnv|TestNotPrefix' ./shared/lambdamain/
+validate-template: ## check template.yaml, samconfig.toml, the Makefile and the generated files (SAM schema + route table)
+	$(GO) test -count=1 ./internal/deploygen/ ./shared/deploytest/

@@ -15,6 +15,12 @@ func BenchmarkRoundTrips(b *testing.B) {
 	b.Run("http-routes", func(b *testing.B) { roundTripsHTTP(benchRun(b)) })
 }
 
+// BenchmarkPeers compares the store with BullMQ and bee-queue (run by
+// node) on one private redis-server: redis-server CPU and commands per job
+// lifecycle, lifecycles/s, bytes per queued job. It runs once per run,
+// whatever b.N.
+func BenchmarkPeers(b *testing.B) { peerComparison(benchRun(b), benchPeerSizes) }
+
 // BenchmarkStoreThroughput measures job lifecycles per second through the
 // store next to the trivial-EVALSHA floor at the same concurrency.
 func BenchmarkStoreThroughput(b *testing.B) {

@@ -1,40 +1,56 @@
-// Package bench measures ocyless end to end against a private redis-server:
-// Redis round trips per API request and per job lifecycle, store and HTTP
-// throughput next to floors measured in the same run, the cost of a sweep
-// as the number of stored jobs grows, and the size and cold start of every
-// Lambda bootstrap. `make bench` runs it once and rewrites the figures in
-// docs/benchmarks.md; docs/benchmarks.md explains each line and its goal.
+// Package bench measures ocyless end to end against private redis-servers:
+// Redis round trips per API request and per job lifecycle, the store next
+// to BullMQ and bee-queue on the same redis-server, HTTP throughput of the
+// local server next to the store's, the cost of a sweep as the number of
+// stored jobs grows, and the size and cold start of every Lambda bootstrap.
+// Every goal is a ratio to a peer or a floor measured in the same run, or
+// an absolute bound on behaviour. `make bench` runs it once and rewrites
+// the figures in docs/benchmarks.md; docs/benchmarks.md explains each line
+// and its goal.
 //
-// The benchmarks live in the _test.go files:
+// The benchmarks live in the _test.go files, in the order they run:
 //
 //   - BenchmarkRoundTrips counts round trips at the socket (Counter) for the
 //     store's operations, a job lifecycle (create, take, complete) and every
 //     route through httpapi's handler. Goal: 1 per request, 3 per lifecycle.
-//   - BenchmarkStoreThroughput runs lifecycles with 1 and 50 workers, and in
-//     the same benchmark, interleaved with them, EVALSHA of a trivial script
-//     at the same concurrency (the floor). Goal at 50 workers: lifecycles/s
-//     >= 0.8 x floor/3.
-//   - BenchmarkHTTPThroughput runs lifecycles over real HTTP on loopback
-//     through httpapi.New(...).Handler() with 50 clients, next to a bare
-//     net/http handler doing one EVALSHA per request. Goal: requests/s >=
-//     0.7 x the floor's.
+//   - BenchmarkPeers (peers_test.go, peers_report_test.go) runs the same
+//     jobs through the store and through BullMQ and bee-queue, which node
+//     runs from peers/peer.mjs with the versions pinned in
+//     peers/package-lock.json (installed with npm into the user's cache
+//     directory, never into the repository), on one private redis-server:
+//     redis-server CPU and commands per lifecycle, lifecycles/s, bytes per
+//     queued job. Goals: ours / BullMQ's <= 0.8 (CPU), >= 1.0 (rate), <= 1.0
+//     (bytes). Without node the peer lines say "not measured: node not
+//     found".
+//   - BenchmarkStoreThroughput runs lifecycles with 1 and 50 workers next
+//     to EVALSHA of a trivial script at the same concurrency, interleaved: a
+//     diagnostic of where redis-server's time goes, with no goal.
+//   - BenchmarkHTTPThroughput runs lifecycles over real HTTP with 50
+//     keep-alive clients through cmd/ocypod-local, built and started as a
+//     child process with its default settings, interleaved with lifecycles
+//     through the store in this process. Goals: HTTP lifecycles/s >= 0.6 x
+//     the store's; the server process's own CPU (/proc/<pid>/stat) <= 40 µs
+//     per request.
 //   - BenchmarkSweepScaling times the timeout and expiry sweeps of 1,000 due
-//     jobs among 10^3 and among 10^6 stored jobs (half running, half ended),
-//     seeded in bulk by one script that runs the store's own create_job,
-//     next_job and update_job code in a loop (TestBulkSeedMatchesStore checks
-//     that it leaves exactly what the store's calls leave). Goal: cost per
-//     due job at 10^6 <= 2 x at 10^3.
+//     jobs among 10^3 and among 10^6 stored jobs (half running, half ended).
+//     The jobs are made by the store's public methods on a client that
+//     pipelines the calls of many goroutines (seed_test.go;
+//     TestPipelinedSeed checks it leaves what plain calls leave). Goal: cost
+//     per due job at 10^6 <= 2 x at 10^3.
 //   - BenchmarkLambda builds every bootstrap with the Makefile's
-//     build-<LogicalId> targets: arm64 for the sizes (goal <= 8 MB), the host
-//     arch for the time from process start to the first answered event
-//     against a fake Lambda Runtime API (median of several runs; goal <= 25
-//     ms).
+//     build-<LogicalId> targets and a floor bootstrap
+//     (testdata/lambdafloor: aws-lambda-go, aws-lambda-go-api-proxy and
+//     go-redis running one script) with the same command: arm64 for the
+//     sizes (goal: every one <= 1.10 x the floor), the host arch for the
+//     time from process start to the first answered event against a fake
+//     Lambda Runtime API (median of several runs; goal <= 25 ms).
 //
 // TestMain prints a summary table of every goal (measured, floor, ratio,
 // met) after the benchmarks and, with -doc=path, rewrites the generated
 // part of that Markdown file. TestSmoke runs every benchmark body once with
 // tiny sizes, so `make test` keeps the code working without timing
-// anything; it is skipped under -short. Ratios are never asserted.
+// anything (the peers too when node is installed); it is skipped under
+// -short. Ratios are never asserted.
 //
 // Counter is the one piece meant for use outside this package's tests: a
 // go-redis hook that counts round trips and commands.

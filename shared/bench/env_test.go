@@ -81,6 +81,7 @@ type env struct {
 	store   *redisstore.Store
 	ns      string
 	prefix  string // "{ns}:", the start of every key of the namespace
+	url     string // the server's
 }
 
 // newEnv returns a fresh env; opts.Namespace is set here. The client is
@@ -110,7 +111,7 @@ func openEnv(tb testing.TB, srv *redistest.Server, opts redisstore.Options) *env
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &env{tb: tb, rdb: rdb, counter: counter, store: store, ns: opts.Namespace, prefix: "{" + opts.Namespace + "}:"}
+	return &env{tb: tb, rdb: rdb, counter: counter, store: store, ns: opts.Namespace, prefix: "{" + opts.Namespace + "}:", url: srv.URL()}
 }
 
 // floorScript is the floor's trivial script.
@@ -207,6 +208,11 @@ func commandStats(ctx context.Context, rdb redis.UniversalClient) (map[string]cm
 	if err != nil {
 		return nil, err
 	}
+	return parseCommandStats(info)
+}
+
+// parseCommandStats reads the commandstats section of an INFO reply.
+func parseCommandStats(info string) (map[string]cmdStat, error) {
 	out := map[string]cmdStat{}
 	for _, line := range strings.Split(info, "\n") {
 		line = strings.TrimSpace(line)
@@ -219,6 +225,7 @@ func commandStats(ctx context.Context, rdb redis.UniversalClient) (map[string]cm
 			continue
 		}
 		var st cmdStat
+		var err error
 		for _, kv := range strings.Split(fields, ",") {
 			k, v, _ := strings.Cut(kv, "=")
 			var dst *int64

@@ -25,6 +25,7 @@ func TestSmoke(t *testing.T) {
 	}
 	t.Run("round trips store", func(t *testing.T) { roundTripsStore(smokeRun(t, 3)) })
 	t.Run("round trips http", func(t *testing.T) { roundTripsHTTP(smokeRun(t, 1)) })
+	t.Run("peers", func(t *testing.T) { peerComparison(smokeRun(t, 1), smokePeerSizes) })
 	t.Run("store throughput", func(t *testing.T) { storeThroughput(smokeRun(t, 8), 4) })
 	t.Run("http throughput", func(t *testing.T) { httpThroughput(smokeRun(t, 8), 4) })
 	t.Run("sweep scaling", func(t *testing.T) {
@@ -84,61 +85,60 @@ func TestCounter(t *testing.T) {
 	}
 }
 
-// TestBulkSeedMatchesStore checks that the sweep benchmark's bulk seed
-// leaves exactly what the store's own calls leave: every key, type and
-// value of two namespaces, one seeded in bulk and one through the store,
-// compared with the same clock.
-func TestBulkSeedMatchesStore(t *testing.T) {
-	ctx := context.Background()
+// TestPipelinedSeed checks that the sweep benchmark's seed, the store's
+// calls on a pipelining client, leaves exactly what the same calls leave on
+// the product's client (every key, type and value of two namespaces, same
+// clock), and that it does pipeline.
+func TestPipelinedSeed(t *testing.T) {
+	ctx := t.Context()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 678901000, time.UTC)
 	clk := redistest.NewClock(time.Time{})
 	clk.Set(now)
-	bulk, calls := newEnv(t, redisstore.Options{Now: clk.Now}), newEnv(t, redisstore.Options{Now: clk.Now})
-	for _, e := range []*env{bulk, calls} {
+	piped, calls := newEnv(t, redisstore.Options{Now: clk.Now}), newEnv(t, redisstore.Options{Now: clk.Now})
+	for _, e := range []*env{piped, calls} {
 		for _, q := range []string{"run", "done"} {
 			if _, err := e.store.PutQueue(ctx, q, ocypod.QueueSettings{Timeout: ocypod.Seconds(60), ExpiresAfter: ocypod.Seconds(90), Retries: 2}); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	s := newSeeder(t, bulk) // runs verifyScripts on bulk: do the same on calls
-	verifyScripts(t, calls)
-	if _, err := s.jobs(ctx, "run", 3, now, false); err != nil {
+	const running, ended = 60, 40
+	s := newSeeder(t, piped, redisstore.Options{Now: clk.Now})
+	defer s.close()
+	if err := s.jobs(ctx, "run", running, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.jobs(ctx, "done", 2, now, true); err != nil {
+	if err := s.jobs(ctx, "done", ended, true); err != nil {
 		t.Fatal(err)
 	}
-	spec := ocypod.JobSpec{}
-	for range 3 {
-		if _, err := calls.store.CreateJob(ctx, "run", spec); err != nil {
-			t.Fatal(err)
+	sent := s.counter.Snapshot()
+	if sent.CommandCount() < 2*running+3*ended || sent.RoundTrips >= sent.CommandCount() {
+		t.Errorf("seeding sent %d commands in %d round trips: want at least %d commands, fewer round trips than commands",
+			sent.CommandCount(), sent.RoundTrips, 2*running+3*ended)
+	}
+	for q, n := range map[string]int{"run": running, "done": ended} {
+		for range n {
+			if _, err := calls.store.CreateJob(ctx, q, ocypod.JobSpec{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range n {
+			next, err := calls.store.NextJob(ctx, q)
+			if err != nil || next == nil {
+				t.Fatal(next, err)
+			}
+			if q == "done" {
+				if err := calls.store.UpdateJob(ctx, next.ID, ocypod.JobUpdate{Status: &completed}); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
 	}
-	for range 3 {
-		if next, err := calls.store.NextJob(ctx, "run"); err != nil || next == nil {
-			t.Fatal(next, err)
-		}
-	}
-	for range 2 {
-		if _, err := calls.store.CreateJob(ctx, "done", spec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for range 2 {
-		next, err := calls.store.NextJob(ctx, "done")
-		if err != nil || next == nil {
-			t.Fatal(next, err)
-		}
-		if err := calls.store.UpdateJob(ctx, next.ID, ocypod.JobUpdate{Status: &completed}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	a, b := dumpNamespace(t, bulk), dumpNamespace(t, calls)
+	a, b := dumpNamespace(t, piped), dumpNamespace(t, calls)
 	if !slices.Equal(a, b) {
-		t.Errorf("bulk seed and store calls differ:\nbulk:  %s\ncalls: %s", strings.Join(a, "\n       "), strings.Join(b, "\n       "))
+		t.Errorf("pipelined seed and plain store calls differ:\npiped: %s\ncalls: %s", strings.Join(a, "\n       "), strings.Join(b, "\n       "))
 	}
-	if len(a) < 15 {
+	if len(a) < running+ended {
 		t.Errorf("only %d keys: %v", len(a), a)
 	}
 }

@@ -4,12 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
 	"github.com/ocyless/ocyless/shared/redisstore"
@@ -19,159 +16,12 @@ import (
 
 // Summary positions of the sweep lines.
 const (
-	posSweepTimeouts = 30
-	posSweepExpiry   = 31
+	posSweepTimeouts = 50
+	posSweepExpiry   = 51
 )
 
 // dueJobs is how many jobs each round of the sweep benchmark makes due.
 const dueJobs = 1000
-
-// storeScript is a store script exactly as redisstore runs it. seeder.verify
-// checks that it is the very script the store runs.
-func storeScript(name string) *redis.Script {
-	return redis.NewScript(redisstore.ScriptSource(name))
-}
-
-// bulkLoop is the end of the bulk script: ARGV[1] prefix, ARGV[2] queue,
-// ARGV[3] now (µs), ARGV[4] how many jobs, ARGV[5] '1' to complete them,
-// ARGV[6] the statuses completed may follow, ARGV[7] NextJob's inline sweep
-// limit. It creates the jobs, then takes each and, with ARGV[5], completes
-// it, with the arguments CreateJob, NextJob and UpdateJob would send; it
-// returns {0, ids} or {code, step, reply}.
-const bulkLoop = `
-local prefix, q, now, n = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
-local qkey = {prefix .. 'queue:' .. q}
-for i = 1, n do
-  local r = create_job(qkey, {prefix, q, now, '', '', '', '', '', '', 'inherit', ''})
-  if r[1] ~= 0 then return {r[1], 'create', r[2]} end
-end
-local ids = {}
-for i = 1, n do
-  local r = next_job(qkey, {prefix, q, now, ARGV[7]})
-  if r[1] ~= 0 or not r[2] or r[2] == '' then return {1, 'next', r[2]} end
-  ids[i] = r[2]
-  if ARGV[5] == '1' then
-    local u = update_job({prefix .. 'job:' .. r[2]}, {prefix, r[2], now, '0', '', 'completed', ARGV[6]})
-    if u[1] ~= 0 then return {u[1], 'update', u[2]} end
-  end
-end
-return {0, ids}
-`
-
-// bulkScript is the seeder's one script: the lib.lua helpers it uses, then the bodies of
-// create_job.lua, next_job.lua and update_job.lua, each unchanged inside a
-// local function whose parameters are named KEYS and ARGV (so the body
-// reads its own arguments), then bulkLoop. Each job thus goes through the
-// store's own code, in one EVALSHA per batch instead of two or three round
-// trips per job.
-func bulkScript(tb testing.TB) *redis.Script {
-	tb.Helper()
-	var body strings.Builder
-	for _, name := range []string{"create_job", "next_job", "update_job"} {
-		body.WriteString("\nlocal function " + name + "(KEYS, ARGV)\n")
-		body.WriteString(redisstore.ScriptBody(name + ".lua"))
-		body.WriteString("end\n")
-	}
-	body.WriteString(bulkLoop)
-	return redis.NewScript(redisstore.LibFor(body.String()) + body.String())
-}
-
-// seeder creates jobs in bulk with the store's own scripts (see
-// bulkScript): the same keys, hashes and indexes as the store's calls
-// would leave (TestBulkSeedMatchesStore compares them), far faster than one
-// round trip per step.
-type seeder struct {
-	rdb    redis.UniversalClient
-	prefix string
-	bulk   *redis.Script
-}
-
-// seedBatch is how many jobs one bulk call handles.
-const seedBatch = 1000
-
-func newSeeder(tb testing.TB, e *env) *seeder {
-	tb.Helper()
-	verifyScripts(tb, e)
-	return &seeder{rdb: e.rdb, prefix: e.prefix, bulk: bulkScript(tb)}
-}
-
-// verifyScripts checks that the script files read here are byte for byte
-// those the store runs: with the server's script cache flushed, one store
-// lifecycle loads the store's scripts (EVALSHA, NOSCRIPT, EVAL), after
-// which SCRIPT EXISTS must know the SHA1s of the files read here.
-func verifyScripts(tb testing.TB, e *env) {
-	tb.Helper()
-	ctx := context.Background()
-	if err := e.rdb.ScriptFlush(ctx).Err(); err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := e.store.PutQueue(ctx, "verify", benchQueue); err != nil {
-		tb.Fatal(err)
-	}
-	if err := lifecycle(ctx, e.store, "verify"); err != nil {
-		tb.Fatal(err)
-	}
-	if err := e.store.DeleteQueue(ctx, "verify"); err != nil {
-		tb.Fatal(err)
-	}
-	names := []string{"create_job.lua", "next_job.lua", "update_job.lua"}
-	var shas []string
-	for _, n := range names {
-		shas = append(shas, storeScript(n).Hash())
-	}
-	known, err := e.rdb.ScriptExists(ctx, shas...).Result()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for i, ok := range known {
-		if !ok {
-			tb.Fatalf("%s: redisstore.ScriptSource differs from the script the store ran", names[i])
-		}
-	}
-}
-
-// completedFrom is the statuses a job may be completed from, as UpdateJob
-// passes them.
-func completedFrom() string {
-	var from []string
-	for _, st := range ocypod.AllowedFrom(ocypod.StatusCompleted) {
-		from = append(from, string(st))
-	}
-	return strings.Join(from, ",")
-}
-
-// jobs creates n jobs in queue at now and takes them (they run from now
-// on); with end they are completed too. It returns the ids.
-func (s *seeder) jobs(ctx context.Context, queue string, n int, now time.Time, end bool) ([]string, error) {
-	us := strconv.FormatInt(now.UnixMicro(), 10)
-	ended := "0"
-	if end {
-		ended = "1"
-	}
-	from := completedFrom()
-	var ids []string
-	for done := 0; done < n; {
-		k := min(seedBatch, n-done)
-		arr, err := s.bulk.Run(ctx, s.rdb, []string{s.prefix + "queue:" + queue},
-			s.prefix, queue, us, k, ended, from, defaultInline).Slice()
-		if err != nil {
-			return nil, err
-		}
-		list, ok := arr[1].([]any)
-		if len(arr) != 2 || arr[0] != int64(0) || !ok || len(list) != k {
-			return nil, fmt.Errorf("bulk seed reply %v", arr)
-		}
-		for _, id := range list {
-			ids = append(ids, fmt.Sprint(id))
-		}
-		done += k
-	}
-	return ids, nil
-}
-
-// defaultInline is the inline sweep limit NextJob passes by default
-// (redisstore's Options.InlineSweep 0).
-const defaultInline = "8"
 
 // sweepEnv is a namespace seeded with n background jobs that are not due:
 // n/2 running (timeout one day) and n/2 ended (expiring in one day). Each
@@ -232,12 +82,15 @@ func newSweepEnv(tb testing.TB, n, due int, cleanup bool) *sweepEnv {
 			tb.Fatal(err)
 		}
 	}
-	s := &sweepEnv{e: e, clock: clk, seed: newSeeder(tb, e), n: n, due: due, t0: t0}
+	s := &sweepEnv{e: e, clock: clk, seed: newSeeder(tb, e, redisstore.Options{Now: clk.Now}), n: n, due: due, t0: t0}
+	if cleanup {
+		tb.Cleanup(s.seed.close)
+	}
 	start := time.Now()
-	if _, err := s.seed.jobs(ctx, "bg-run", n/2, t0, false); err != nil {
+	if err := s.seed.jobs(ctx, "bg-run", n/2, false); err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := s.seed.jobs(ctx, "bg-done", n-n/2, t0, true); err != nil {
+	if err := s.seed.jobs(ctx, "bg-done", n-n/2, true); err != nil {
 		tb.Fatal(err)
 	}
 	s.seedTime = time.Since(start)
@@ -265,7 +118,7 @@ func (s *sweepEnv) sweepRound(r *run) (timeouts, expiry side) {
 	s.round++
 	tr := s.t0.Add(time.Duration(s.round) * 10 * time.Second)
 	s.clock.Set(tr)
-	if _, err := s.seed.jobs(ctx, "due", s.due, tr, false); err != nil {
+	if err := s.seed.jobs(ctx, "due", s.due, false); err != nil {
 		r.tb.Fatal(err)
 	}
 	measure := func(at time.Time, kind sweep.Kind) side {
@@ -337,7 +190,7 @@ func sweepScaling(r *run, small, large *sweepEnv) {
 			w = [2]time.Duration{ex[0].wall, ex[1].wall}
 		}
 		rep.goal(posSweepTimeouts+i, goalLine{
-			Item:     fmt.Sprintf("3. Sweep %s: cost per due job with %d vs %d jobs stored (half running, half ended; %d due)", kind, large.n, small.n, large.due),
+			Item:     fmt.Sprintf("5. Sweep %s: cost per due job with %d vs %d jobs stored (half running, half ended; %d due)", kind, large.n, small.n, large.due),
 			Measured: fmt.Sprintf("%.1f µs", perJob(w[1], large)/1e3),
 			Floor:    fmt.Sprintf("%.1f µs with %d", perJob(w[0], small)/1e3, small.n),
 			Ratio:    fmt.Sprintf("%.2f", ratios[i]),

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/ocyless/ocyless/shared/deploytest"
 	"github.com/ocyless/ocyless/shared/redistest"
 )
 
@@ -38,6 +39,7 @@ func TestArm64Bootstrap(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 
+	repoRoot := deploytest.RepoRoot(t)
 	dir := t.TempDir()
 	bins := map[string]string{}
 	for name, id := range map[string]string{"health": "HealthFunction", "put-queue": "PutQueueFunction"} {
@@ -48,7 +50,7 @@ func TestArm64Bootstrap(t *testing.T) {
 		}
 		bin := filepath.Join(out, "bootstrap")
 		if len(runner) > 0 {
-			// startProcess runs one executable: wrap the emulator call.
+			// deploytest.Start runs one executable: wrap the emulator call.
 			wrapper := filepath.Join(out, "run.sh")
 			script := fmt.Sprintf("#!/bin/sh\nexec %s %s\n", runner[0], bin)
 			if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
@@ -60,8 +62,9 @@ func TestArm64Bootstrap(t *testing.T) {
 	}
 	e := &e2e{
 		t:     t,
+		root:  repoRoot,
 		bins:  bins,
-		procs: map[string]*process{},
+		procs: map[string]*deploytest.Process{},
 		env: []string{
 			"AWS_REGION=eu-west-1",
 			"OCYPOD_REDIS_URL=" + srv.URL(),

@@ -1,7 +1,6 @@
 package lambdamain_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -14,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocyless/ocyless/internal/deploygen"
+	"github.com/ocyless/ocyless/shared/deploytest"
 	"github.com/ocyless/ocyless/shared/httpapi"
 	"github.com/ocyless/ocyless/shared/redistest"
 )
@@ -22,16 +23,17 @@ import (
 // Redis server, and one running process per function (warm, reused).
 type e2e struct {
 	t     *testing.T
+	root  string
 	bins  map[string]string // function dir name (create-job, timeouts) -> binary
 	env   []string
 	mu    sync.Mutex
-	procs map[string]*process
+	procs map[string]*deploytest.Process
 }
 
 // buildBootstraps builds every function for the host: one through its
 // Makefile target, exactly as sam build would run it, the others in one go
 // build with the same flags (much faster than 22 separate builds).
-func buildBootstraps(t *testing.T) map[string]string {
+func buildBootstraps(t *testing.T, repoRoot string) map[string]string {
 	t.Helper()
 	dir := t.TempDir()
 	start := time.Now()
@@ -70,7 +72,7 @@ func buildBootstraps(t *testing.T) map[string]string {
 }
 
 // proc returns the running process of a function, starting it on first use.
-func (e *e2e) proc(name string) *process {
+func (e *e2e) proc(name string) *deploytest.Process {
 	e.t.Helper()
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -81,7 +83,7 @@ func (e *e2e) proc(name string) *process {
 	if !ok {
 		e.t.Fatalf("no bootstrap for %s", name)
 	}
-	p := startProcess(e.t, name, bin, e.env)
+	p := deploytest.Start(e.t, name, bin, e.env)
 	e.procs[name] = p
 	return p
 }
@@ -97,7 +99,7 @@ type apiResponse struct {
 // call invokes a function with payload and decodes its response.
 func (e *e2e) call(name string, payload []byte) apiResponse {
 	e.t.Helper()
-	res, err := e.proc(name).rt.invoke(context.Background(), payload, 10*time.Second)
+	res, err := e.proc(name).Invoke(e.t.Context(), payload, 10*time.Second)
 	if err != nil {
 		e.t.Fatalf("%s: %v", name, err)
 	}
@@ -116,7 +118,7 @@ func (e *e2e) call(name string, payload []byte) apiResponse {
 // both rawPath and pathParameters), an optional JSON body and query.
 func (e *e2e) request(name string, params map[string]string, body, query string) []byte {
 	e.t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot, "events", name+".json"))
+	data, err := os.ReadFile(filepath.Join(e.root, "events", name+".json"))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -182,10 +184,12 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
+	root := deploytest.RepoRoot(t)
 	e := &e2e{
 		t:     t,
-		bins:  buildBootstraps(t),
-		procs: map[string]*process{},
+		root:  root,
+		bins:  buildBootstraps(t, root),
+		procs: map[string]*deploytest.Process{},
 		env: []string{
 			"AWS_LAMBDA_FUNCTION_MEMORY_SIZE=256",
 			"AWS_LAMBDA_FUNCTION_VERSION=$LATEST",
@@ -245,12 +249,12 @@ func TestEndToEnd(t *testing.T) {
 	short := e.call("create-job", e.request("create-job", map[string]string{"name": "demo"}, `{"timeout":"1s"}`, ""))
 	expect(t, "POST short job", short, http.StatusCreated, "-")
 	expect(t, "GET next", e.call("next-job", e.request("next-job", map[string]string{"name": "demo"}, "", "")), http.StatusOK, `{"id":`+short.Body+`,"input":null}`)
-	sample, err := os.ReadFile(filepath.Join(repoRoot, "events", "sweep-timeouts.json"))
+	sample, err := os.ReadFile(filepath.Join(root, "events", "sweep-timeouts.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	res, err := e.proc("timeouts").rt.invoke(context.Background(), sample, 60*time.Second)
+	res, err := e.proc("timeouts").Invoke(t.Context(), sample, 60*time.Second)
 	if err != nil || res.IsError {
 		t.Fatalf("sweep-timeouts: %v %s", err, res.Body)
 	}
@@ -265,14 +269,14 @@ func TestEndToEnd(t *testing.T) {
 	// Warm reuse: each process served every one of its invocations.
 	for name, want := range map[string]int64{"job-status": 4, "create-job": 2, "next-job": 2, "get-job-output": 2} {
 		p := e.proc(name)
-		if got := p.rt.nexts.Load(); got != want || !p.running() {
-			t.Errorf("%s: one process served %d invocations (running %v), want %d", name, got, p.running(), want)
+		if got := p.Runtime().Served(); got != want || !p.Running() {
+			t.Errorf("%s: one process served %d invocations (running %v), want %d", name, got, p.Running(), want)
 		}
 	}
 
 	var inits []string
 	for name, p := range e.procs {
-		inits = append(inits, fmt.Sprintf("%s=%v", name, p.initDuration().Round(100*time.Microsecond)))
+		inits = append(inits, fmt.Sprintf("%s=%v", name, p.InitDuration().Round(100*time.Microsecond)))
 	}
 	t.Logf("init (exec to first GET /next): %s", strings.Join(inits, " "))
 
@@ -281,14 +285,14 @@ func TestEndToEnd(t *testing.T) {
 		for name := range e.bins {
 			event := name + ".json"
 			timeout := 10 * time.Second
-			if _, err := os.Stat(filepath.Join(repoRoot, "functions", name)); err != nil {
+			if _, err := os.Stat(filepath.Join(root, "functions", name)); err != nil {
 				event, timeout = "sweep-"+name+".json", 60*time.Second
 			}
-			payload, err := os.ReadFile(filepath.Join(repoRoot, "events", event))
+			payload, err := os.ReadFile(filepath.Join(root, "events", event))
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := e.proc(name).rt.invoke(context.Background(), payload, timeout)
+			res, err := e.proc(name).Invoke(t.Context(), payload, timeout)
 			if err != nil || res.IsError {
 				t.Errorf("%s with events/%s: %v %s", name, event, err, res.Body)
 				continue
@@ -302,9 +306,9 @@ func TestEndToEnd(t *testing.T) {
 
 	t.Run("init failure", func(t *testing.T) {
 		env := append(append([]string(nil), e.env...), "OCYPOD_REDIS_URL=redis://ocy:hunter2@localhost:notaport")
-		p := startProcess(t, "health-broken", e.bins["health"], env)
+		p := deploytest.Start(t, "health-broken", e.bins["health"], env)
 		select {
-		case ie := <-p.rt.initErr:
+		case ie := <-p.Runtime().InitErrors():
 			if strings.Contains(string(ie.Body), "hunter2") || ie.ErrorType != "Runtime.InitError" {
 				t.Errorf("init error %s %s: want Runtime.InitError without the password", ie.ErrorType, ie.Body)
 			}
@@ -312,15 +316,34 @@ func TestEndToEnd(t *testing.T) {
 			t.Fatal("no init error reported")
 		}
 		select {
-		case <-p.exited:
-			if p.err == nil {
+		case <-p.Exited():
+			if p.Err() == nil {
 				t.Error("the process exited with status 0, want 1")
 			}
 		case <-time.After(10 * time.Second):
 			t.Fatal("the process did not exit")
 		}
-		if strings.Contains(p.out.String(), "hunter2") {
-			t.Errorf("the password reached the log:\n%s", p.out)
+		if strings.Contains(p.Output(), "hunter2") {
+			t.Errorf("the password reached the log:\n%s", p.Output())
+		}
+	})
+
+	// A function that never touches Redis answers with the environment the
+	// template gives it: a placeholder URL, no VPC, no Redis.
+	t.Run("no Redis", func(t *testing.T) {
+		p := deploytest.Start(t, "version-no-redis", e.bins["version"], []string{
+			"AWS_REGION=eu-west-1", "OCYPOD_REDIS_URL=" + deploygen.NoRedisURL, "OCYPOD_REDIS_IAM_USER="})
+		payload, err := os.ReadFile(filepath.Join(root, "events", "version.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := p.Invoke(t.Context(), payload, 10*time.Second)
+		if err != nil || res.IsError {
+			t.Fatalf("version: %v %s", err, res.Body)
+		}
+		var resp apiResponse
+		if err := json.Unmarshal(res.Body, &resp); err != nil || resp.StatusCode != http.StatusOK || resp.Body != `"0.8.0"` {
+			t.Errorf("version without Redis = %s, want 200 \"0.8.0\"", res.Body)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package lambdamain_test
+package deploytest_test
 
 import (
 	"encoding/json"
@@ -9,10 +9,9 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
-)
 
-// repoRoot is the repository root, relative to this package.
-const repoRoot = "../.."
+	"github.com/ocyless/ocyless/shared/deploytest"
+)
 
 // decodeCFN parses a CloudFormation YAML template into generic JSON-like
 // values, turning short-form tags into their long forms: !Ref x becomes
@@ -102,7 +101,7 @@ func isCustomTag(tag string) bool {
 // loadTemplate reads and decodes the repository's template.yaml.
 func loadTemplate(t testing.TB) map[string]any {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot, "template.yaml"))
+	data, err := os.ReadFile(filepath.Join(deploytest.RepoRoot(t), "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,15 +118,7 @@ func loadTemplate(t testing.TB) map[string]any {
 // AWS::LanguageExtensions transform does before the SAM transform, so the
 // result is what SAM, and its schema, get to see.
 func resolveLanguageExtensions(tmpl map[string]any, params map[string]string) (map[string]any, error) {
-	values := map[string]string{}
-	for name, p := range asMap(tmpl["Parameters"]) {
-		if d, ok := asMap(p)["Default"]; ok {
-			values[name] = fmt.Sprint(d)
-		}
-	}
-	for k, v := range params {
-		values[k] = v
-	}
+	values := paramValues(tmpl, params)
 	conds := asMap(tmpl["Conditions"])
 	memo := map[string]bool{}
 	var cond func(name string) (bool, error)
@@ -288,4 +279,35 @@ func toJSON(t testing.TB, v any) any {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// paramValues returns every parameter's value: params, else its default.
+func paramValues(tmpl map[string]any, params map[string]string) map[string]string {
+	values := map[string]string{}
+	for name, p := range asMap(tmpl["Parameters"]) {
+		if d, ok := asMap(p)["Default"]; ok {
+			values[name] = fmt.Sprint(d)
+		}
+	}
+	for k, v := range params {
+		values[k] = v
+	}
+	return values
+}
+
+// anyStrings returns x as a list of strings (a lone string is a list of one).
+func anyStrings(x any) []string {
+	switch x := x.(type) {
+	case string:
+		return []string{x}
+	case []any:
+		var out []string
+		for _, v := range x {
+			if s, ok := v.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
 }

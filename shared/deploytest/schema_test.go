@@ -1,4 +1,4 @@
-package lambdamain_test
+package deploytest_test
 
 import (
 	"bytes"
@@ -6,18 +6,21 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/BurntSushi/toml"
 	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/ocyless/ocyless/shared/deploytest"
 )
 
-// samSchemaPath is the AWS SAM JSON schema, which lives beside the
-// repository (../shared/schemas from the repository root) and is on no
-// registry.
-var samSchemaPath = filepath.Join(repoRoot, "..", "shared", "schemas", "sam.schema.json")
+// samSchemaPath is the AWS SAM JSON schema (draft-04), schema_source/sam.schema.json
+// of github.com/aws/serverless-application-model (Apache-2.0), copied here
+// because it is on no registry.
+const samSchemaPath = "testdata/sam.schema.json"
 
 // notServerlessPattern is the schema's one pattern RE2 cannot compile.
 const notServerlessPattern = "^(?!AWS::Serverless::).+$"
@@ -34,13 +37,10 @@ func notPrefixRE2(prefix string) string {
 	return "^(?:" + strings.Join(alts, "|") + ")$"
 }
 
-// samSchema compiles the SAM schema, skipping the test when it is absent.
+// samSchema compiles the SAM schema.
 func samSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
 	data, err := os.ReadFile(samSchemaPath)
-	if os.IsNotExist(err) {
-		t.Skipf("SAM schema not found at %s (it sits beside the repository, in shared/schemas)", samSchemaPath)
-	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,9 @@ func TestNotPrefixRE2(t *testing.T) {
 var templateVariants = map[string]map[string]string{
 	"defaults":  nil,
 	"open API":  {"ApiAuth": "NONE"},
-	"IAM redis": {"RedisIamUser": "ocyless-lambda", "RedisCacheName": "ocyless", "RedisServerless": "true"},
+	"IAM redis": {"RedisIamUser": "ocyless-lambda", "RedisCacheName": "ocyless", "RedisServerless": "true", "RedisClusterMode": "true"},
+	"alarms, plaintext, no reservation": {"AlarmTopicArn": "arn:aws:sns:eu-west-1:123456789012:ocyless-alarms",
+		"AllowPlaintextRedis": "true", "ReserveSweeperConcurrency": "false", "KeyNamespace": ""},
 }
 
 // TestTemplateSchema validates template.yaml against the SAM JSON schema,
@@ -144,52 +146,80 @@ func TestTemplateSchemaRejects(t *testing.T) {
 	}
 }
 
-// TestSamconfig checks samconfig.toml: TOML, version 0.1, and the
+// TestSamconfig checks samconfig.toml: TOML, version 0.1, an unattended
+// default deploy, a confirming one in the prod environment, and the
 // settings the README relies on.
 func TestSamconfig(t *testing.T) {
 	t.Parallel()
-	var cfg struct {
-		Version float64 `toml:"version"`
-		Default map[string]struct {
-			Parameters map[string]any `toml:"parameters"`
-		} `toml:"default"`
-	}
-	md, err := toml.DecodeFile(filepath.Join(repoRoot, "samconfig.toml"), &cfg)
+	var cfg map[string]any
+	md, err := toml.DecodeFile(filepath.Join(deploytest.RepoRoot(t), "samconfig.toml"), &cfg)
 	if err != nil {
 		t.Fatalf("samconfig.toml: %v", err)
 	}
-	if !md.IsDefined("version") || cfg.Version != 0.1 {
-		t.Errorf("version = %v, want 0.1", cfg.Version)
+	if !md.IsDefined("version") || cfg["version"] != 0.1 {
+		t.Errorf("version = %v, want 0.1", cfg["version"])
 	}
-	deploy := cfg.Default["deploy"].Parameters
-	for _, k := range []string{"capabilities", "confirm_changeset", "resolve_s3", "parameter_overrides"} {
-		if _, ok := deploy[k]; !ok {
-			t.Errorf("default.deploy.parameters lacks %s", k)
+	section := func(env, cmd string) map[string]any {
+		return asMap(dig(cfg, env, cmd, "parameters"))
+	}
+	for env, confirm := range map[string]bool{"default": false, "prod": true} {
+		deploy := section(env, "deploy")
+		if deploy == nil {
+			t.Errorf("no [%s.deploy.parameters]", env)
+			continue
+		}
+		if deploy["confirm_changeset"] != confirm {
+			t.Errorf("%s: confirm_changeset = %v, want %v", env, deploy["confirm_changeset"], confirm)
+		}
+		caps, _ := deploy["capabilities"].(string)
+		if !slices.Contains(strings.Fields(caps), "CAPABILITY_IAM") || !slices.Contains(strings.Fields(caps), "CAPABILITY_AUTO_EXPAND") {
+			t.Errorf("%s: capabilities = %q, want CAPABILITY_IAM (SAM's roles) and CAPABILITY_AUTO_EXPAND (two transforms)", env, caps)
+		}
+		if deploy["resolve_s3"] != true {
+			t.Errorf("%s: resolve_s3 is not true", env)
+		}
+		if name, _ := dig(cfg, env, "global", "parameters", "stack_name").(string); name == "" {
+			t.Errorf("%s: no stack_name", env)
 		}
 	}
-	if caps, _ := deploy["capabilities"].(string); !strings.Contains(caps, "CAPABILITY_IAM") || !strings.Contains(caps, "CAPABILITY_AUTO_EXPAND") {
-		t.Errorf("capabilities = %q, want CAPABILITY_IAM and CAPABILITY_AUTO_EXPAND (two transforms)", caps)
-	}
-	if _, ok := cfg.Default["build"]; !ok {
-		t.Error("no default.build.parameters")
+	// A CI run that changes nothing must not fail.
+	if section("default", "deploy")["fail_on_empty_changeset"] != false {
+		t.Error("default.deploy: fail_on_empty_changeset is not false")
 	}
 	// SAM CLI must resolve the template's !If (AWS::LanguageExtensions) itself for local work.
 	for _, cmd := range []string{"build", "validate", "local_start_api", "local_invoke"} {
-		if cfg.Default[cmd].Parameters["language_extensions"] != true {
+		if section("default", cmd)["language_extensions"] != true {
 			t.Errorf("default.%s.parameters.language_extensions is not true", cmd)
 		}
 	}
-	if got := cfg.Default["local_start_api"].Parameters["env_vars"]; got != "events/local-env.json" {
+	if got := section("default", "local_start_api")["env_vars"]; got != "events/local-env.json" {
 		t.Errorf("local_start_api env_vars = %v, want events/local-env.json", got)
 	}
-	// Every parameter override names a template parameter.
-	params := asMap(loadTemplate(t)["Parameters"])
-	for cmd, section := range cfg.Default {
-		overrides, _ := section.Parameters["parameter_overrides"].(string)
-		for _, kv := range strings.Fields(overrides) {
-			name, _, _ := strings.Cut(kv, "=")
-			if _, ok := params[name]; !ok {
-				t.Errorf("%s parameter_overrides names %q, which template.yaml does not declare", cmd, name)
+	// Every parameter override names a template parameter, and every
+	// parameter without a default gets a value wherever overrides are given.
+	tmpl := loadTemplate(t)
+	params := asMap(tmpl["Parameters"])
+	for env, cmds := range cfg {
+		for cmd := range asMap(cmds) {
+			overrides, ok := section(env, cmd)["parameter_overrides"].(string)
+			if !ok {
+				continue
+			}
+			given := map[string]string{}
+			for _, kv := range strings.Fields(overrides) {
+				name, value, _ := strings.Cut(kv, "=")
+				if _, ok := params[name]; !ok {
+					t.Errorf("%s.%s parameter_overrides names %q, which template.yaml does not declare", env, cmd, name)
+				}
+				given[name] = value
+			}
+			for name, p := range params {
+				if _, ok := asMap(p)["Default"]; !ok && given[name] == "" {
+					t.Errorf("%s.%s parameter_overrides lacks %s, which has no default", env, cmd, name)
+				}
+			}
+			if fails, err := ruleFailures(tmpl, given); err != nil || len(fails) > 0 {
+				t.Errorf("%s.%s parameter_overrides break the template's rules: %v %q", env, cmd, err, fails)
 			}
 		}
 	}

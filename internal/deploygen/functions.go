@@ -1,0 +1,186 @@
+// Package deploygen derives every deployment artefact that merely repeats
+// the route table (shared/httpapi.Routes) and the sweep kinds (sweep.Kinds):
+// the function resources of template.yaml, functions/<route>/main.go,
+// sweeper/<kind>/main.go, the Makefile's function list, and a skeleton
+// events/ sample for a route that has none. `make generate` (cmd/gen-deploy)
+// writes them; a test fails when the committed files differ.
+package deploygen
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ocyless/ocyless/shared/httpapi"
+	"github.com/ocyless/ocyless/shared/sweep"
+)
+
+// noRedis names the routes whose handler never touches Redis. Their
+// functions run outside the VPC, without cache permissions, and with a
+// placeholder Redis URL (NoRedisURL). The route table does not carry this
+// on purpose: it is a deployment detail, and a wrong entry here only costs
+// a function that cannot reach Redis, which its handler never asks for.
+var noRedis = map[string]bool{
+	"version": true, // GET /info/version answers a constant
+}
+
+// NoRedisURL is the OCYPOD_REDIS_URL of the functions that never touch
+// Redis. lambdamain still builds a client at init (it never dials); this
+// address keeps the real one, and any password in it, out of them.
+const NoRedisURL = "rediss://redis-not-used.invalid:6379"
+
+// shortBudget gives the sweep kinds that are not latency-sensitive a short
+// OCYPOD_SWEEP_BUDGET: one pass per tick instead of staying SweepBudget for
+// jobs falling due. The others use the SweepBudget parameter.
+var shortBudget = map[sweep.Kind]string{
+	sweep.Expiry: "5s",
+}
+
+// Function is one Lambda function as every artefact describes it.
+type Function struct {
+	LogicalID  string         // CreateJobFunction, SweepTimeoutsFunction
+	Dir        string         // functions/create-job, sweeper/timeouts
+	Event      string         // events/create-job.json, events/sweep-timeouts.json
+	Route      *httpapi.Route // nil for a sweeper
+	Kind       sweep.Kind     // "" for a route
+	NeedsRedis bool
+	Budget     string // a sweeper's fixed OCYPOD_SWEEP_BUDGET; "" means the SweepBudget parameter
+}
+
+// Input is what the artefacts are derived from.
+type Input struct {
+	Routes []httpapi.Route
+	Kinds  []sweep.Kind
+	// KindIdents maps a kind to the identifier of its constant in package
+	// sweep (timeouts -> Timeouts), for the sweeper mains. A kind without
+	// one is written as sweep.Kind("<kind>").
+	KindIdents map[sweep.Kind]string
+}
+
+// RepoInput is the repository's Input: the route table, the sweep kinds and
+// their constants as declared in root/shared/sweep.
+func RepoInput(root string) (Input, error) {
+	idents, err := kindIdents(filepath.Join(root, "shared", "sweep"))
+	if err != nil {
+		return Input{}, err
+	}
+	return Input{Routes: httpapi.Routes(), Kinds: slices.Clone(sweep.Kinds), KindIdents: idents}, nil
+}
+
+// kindIdents reads the constants of type Kind declared in dir's non-test
+// Go files.
+func kindIdents(dir string) (map[sweep.Kind]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	out := map[sweep.Kind]string{}
+	fset := token.NewFileSet()
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				if typ, ok := vs.Type.(*ast.Ident); !ok || typ.Name != "Kind" || len(vs.Names) != len(vs.Values) {
+					continue
+				}
+				for i, name := range vs.Names {
+					lit, ok := vs.Values[i].(*ast.BasicLit)
+					if !ok || lit.Kind != token.STRING {
+						continue
+					}
+					if v, err := strconv.Unquote(lit.Value); err == nil && name.IsExported() {
+						out[sweep.Kind(v)] = name.Name
+					}
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// SweeperID is the template.yaml name of a sweeper: timeouts ->
+// SweepTimeoutsFunction.
+func SweeperID(k sweep.Kind) string {
+	return "Sweep" + strings.TrimSuffix(httpapi.LogicalID(string(k)), "Function") + "Function"
+}
+
+var (
+	routeName = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+	kindName  = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
+)
+
+// Functions derives every function from in: the routes in table order,
+// then the sweepers. Names that cannot be a directory, an event file and a
+// logical id at once are an error, as are two functions with one id.
+func Functions(in Input) ([]Function, error) {
+	var out []Function
+	seen := map[string]string{}
+	add := func(f Function, what string) error {
+		if prev, dup := seen[f.LogicalID]; dup {
+			return fmt.Errorf("%s and %s both map to %s", prev, what, f.LogicalID)
+		}
+		seen[f.LogicalID] = what
+		out = append(out, f)
+		return nil
+	}
+	for _, r := range in.Routes {
+		if !routeName.MatchString(r.Name) {
+			return nil, fmt.Errorf("route name %q: want lower-case words joined by '-'", r.Name)
+		}
+		f := Function{
+			LogicalID:  httpapi.LogicalID(r.Name),
+			Dir:        "functions/" + r.Name,
+			Event:      "events/" + r.Name + ".json",
+			Route:      &r,
+			NeedsRedis: !noRedis[r.Name],
+		}
+		if err := add(f, "route "+r.Name); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range in.Kinds {
+		if !kindName.MatchString(string(k)) {
+			return nil, fmt.Errorf("sweep kind %q: want one lower-case word", k)
+		}
+		f := Function{
+			LogicalID:  SweeperID(k),
+			Dir:        "sweeper/" + string(k),
+			Event:      "events/sweep-" + string(k) + ".json",
+			Kind:       k,
+			NeedsRedis: true,
+			Budget:     shortBudget[k],
+		}
+		if err := add(f, "sweep "+string(k)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// PathParams returns the wildcard names of a route pattern, in order.
+func PathParams(pattern string) []string {
+	var out []string
+	for _, seg := range strings.Split(pattern, "/") {
+		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
+			out = append(out, strings.TrimSuffix(strings.TrimPrefix(seg, "{"), "}"))
+		}
+	}
+	return out
+}
