@@ -219,7 +219,7 @@ func ourLifecycles(ctx context.Context, srv *redistest.Server, sz peerSizes, mem
 				if err != nil || next == nil {
 					return err
 				}
-				if err := store.UpdateJob(ctx, next.ID, completedUpdate); err != nil {
+				if _, _, err := store.UpdateJob(ctx, next.ID, completedUpdate, nil); err != nil {
 					return err
 				}
 				done.Add(1)

@@ -40,7 +40,8 @@ func lifecycle(ctx context.Context, s *redisstore.Store, queue string) error {
 	if next == nil {
 		return fmt.Errorf("queue %s: no job to take", queue)
 	}
-	return s.UpdateJob(ctx, next.ID, ocypod.JobUpdate{Status: &completed})
+	_, _, err = s.UpdateJob(ctx, next.ID, ocypod.JobUpdate{Status: &completed}, nil)
+	return err
 }
 
 // benchQueue is the settings of the queues the lifecycles use: ended jobs
@@ -69,7 +70,8 @@ func roundTripsStore(r *run) {
 	r.resetTimer()
 	for range r.n {
 		s0 := e.counter.Snapshot()
-		id, err := e.store.CreateJob(ctx, "rt", lifecycleSpec)
+		c, err := e.store.CreateJob(ctx, "rt", lifecycleSpec)
+		id := c.ID
 		s1 := e.counter.Snapshot()
 		if err != nil {
 			r.tb.Fatal(err)
@@ -79,7 +81,7 @@ func roundTripsStore(r *run) {
 		if err != nil || next == nil || next.ID != id {
 			r.tb.Fatalf("next job = %+v, %v; want job %d", next, err, id)
 		}
-		err = e.store.UpdateJob(ctx, id, ocypod.JobUpdate{Status: &completed})
+		_, _, err = e.store.UpdateJob(ctx, id, ocypod.JobUpdate{Status: &completed}, nil)
 		s3 := e.counter.Snapshot()
 		if err != nil {
 			r.tb.Fatal(err)

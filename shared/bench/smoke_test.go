@@ -128,7 +128,7 @@ func TestPipelinedSeed(t *testing.T) {
 				t.Fatal(next, err)
 			}
 			if q == "done" {
-				if err := calls.store.UpdateJob(ctx, next.ID, ocypod.JobUpdate{Status: &completed}); err != nil {
+				if _, _, err := calls.store.UpdateJob(ctx, next.ID, ocypod.JobUpdate{Status: &completed}, nil); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -37,4 +37,32 @@ type Store interface {
 	DeleteJob(ctx context.Context, id uint64) error
 	RetryJob(ctx context.Context, id uint64, runAt *time.Time) (ocypod.RetryResult, error)
 	TagJobIDs(ctx context.Context, tag string) ([]uint64, error)
+	JobModelStore
+}
+
+// JobModelStore is the part of Store behind the extended job model's
+// listing, failure, worker, statistics and schedule routes.
+type JobModelStore interface {
+	// ListJobs lists jobs of one queue (req.Queue) or of every queue, with
+	// filters and an opaque cursor; ocypod.Invalid for a tampered cursor.
+	ListJobs(ctx context.Context, req ocypod.ListRequest) (ocypod.JobPage, error)
+	// Failures counts the jobs failed for good by failure group.
+	Failures(ctx context.Context) (map[string]uint64, error)
+	// FailureJobs pages one failure group (an unknown group is empty).
+	FailureJobs(ctx context.Context, group string, limit int, cursor string) (ocypod.FailurePage, error)
+	// RetryFailures requeues up to limit jobs of a failure group, into
+	// queue when it is not "", and returns how many.
+	RetryFailures(ctx context.Context, group string, limit int, queue string) (int, error)
+	// Workers lists the workers seen within the worker expiry, most recent
+	// first; Worker returns one (ocypod.WorkerNotFound when unknown).
+	Workers(ctx context.Context) ([]ocypod.Worker, error)
+	Worker(ctx context.Context, name string) (ocypod.WorkerJobs, error)
+	// QueueStats returns a queue's statistics of the UTC day of day.
+	QueueStats(ctx context.Context, queue string, day time.Time) (ocypod.QueueStats, error)
+	// PutSchedule creates (created) or replaces a schedule; the rest read
+	// and delete them (ocypod.ScheduleNotFound, ocypod.QueueNotFound).
+	PutSchedule(ctx context.Context, s ocypod.Schedule) (created bool, err error)
+	GetSchedule(ctx context.Context, queue, id string) (ocypod.Schedule, error)
+	DeleteSchedule(ctx context.Context, queue, id string) error
+	ListSchedules(ctx context.Context, queue string) ([]ocypod.Schedule, error)
 }

@@ -65,6 +65,17 @@ func QueueNotFound(name string) *Error {
 	return &Error{Kind: KindNotFound, Message: fmt.Sprintf("Queue '%s' does not exist", name)}
 }
 
+// WorkerNotFound is the 404 of a worker the registry does not know (never
+// seen, or forgotten after worker_expiry).
+func WorkerNotFound(name string) *Error {
+	return &Error{Kind: KindNotFound, Message: fmt.Sprintf("Worker '%s' does not exist", name)}
+}
+
+// ScheduleNotFound is the 404 of a missing schedule.
+func ScheduleNotFound(queue, id string) *Error {
+	return &Error{Kind: KindNotFound, Message: fmt.Sprintf("Schedule '%s' of queue '%s' does not exist", id, queue)}
+}
+
 // InvalidQueueName is Ocypod's 400 for a queue name outside [A-Za-z0-9_.-]+.
 func InvalidQueueName() *Error {
 	return &Error{Kind: KindInvalid, Message: "Invalid queue name, valid characters: a-zA-Z0-9_.-"}

@@ -82,7 +82,8 @@ func TestTwoStoresFiftyWorkers(t *testing.T) {
 	for i := range nJobs {
 		plan := plans[i%len(plans)]
 		input, _ := json.Marshal(map[string]string{"plan": plan})
-		id, err := stores[i%2].CreateJob(ctx, "soak", ocypod.JobSpec{Input: input})
+		c, err := stores[i%2].CreateJob(ctx, "soak", ocypod.JobSpec{Input: input})
+		id := c.ID
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -35,7 +35,8 @@ func crashSetup(t *testing.T, inline int) (*redisstore.Store, *redistest.Clock, 
 			t.Fatal(err)
 		}
 	}
-	id, err := st.CreateJob(ctx, "work", ocypod.JobSpec{})
+	c, err := st.CreateJob(ctx, "work", ocypod.JobSpec{})
+	id := c.ID
 	if err != nil {
 		t.Fatal(err)
 	}

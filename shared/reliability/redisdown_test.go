@@ -175,7 +175,8 @@ func TestAOFKeepsAcknowledgedJobs(t *testing.T) {
 	for w := range 20 {
 		wg.Go(func() {
 			for i := range 25 {
-				id, err := st.CreateJob(ctx, "q", ocypod.JobSpec{Input: json.RawMessage(fmt.Sprintf(`{"w":%d,"i":%d}`, w, i))})
+				c, err := st.CreateJob(ctx, "q", ocypod.JobSpec{Input: json.RawMessage(fmt.Sprintf(`{"w":%d,"i":%d}`, w, i))})
+				id := c.ID
 				if err != nil {
 					t.Error(err)
 					return
