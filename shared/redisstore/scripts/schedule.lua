@@ -1,5 +1,6 @@
 -- schedule.lua: store, delete, read or fire a queue's schedules (recurring
--- jobs), in the queue's home partition.
+-- jobs), in the queue's home partition: K.sch "<queue> <id>" -> the
+-- schedule, K.scht the same members by next firing (ms), K.schl by name.
 --
 -- A.op = 'put'    A.queue, A.id, A.doc (the schedule as JSON text), A.next
 --                 (ms) -> {created}; error queue_not_found
@@ -17,16 +18,18 @@ if A.op == 'put' then
   if redis.call('HEXISTS', K.q, A.queue) == 0 then return fail('queue_not_found') end
   local created = redis.call('HSET', K.sch, member, A.doc) == 1
   redis.call('ZADD', K.scht, A.next, member)
+  redis.call('ZADD', K.schl, 0, member)
   return cjson.encode({created = created})
 elseif A.op == 'delete' then
   if redis.call('HDEL', K.sch, member) == 0 then return fail('schedule_not_found') end
   redis.call('ZREM', K.scht, member)
+  redis.call('ZREM', K.schl, member)
   return '{}'
 elseif A.op == 'get' then
   local members = {member}
   if not A.id then
     local lo, hi = lex_range(A.queue)
-    members = redis.call('ZRANGEBYLEX', K.scht, lo, hi)
+    members = redis.call('ZRANGEBYLEX', K.schl, lo, hi)
   end
   local out = {}
   for _, m in ipairs(members) do
