@@ -83,8 +83,8 @@ var effectCases = []conformanceCase{
 			})
 		}
 		wg.Wait()
-		if slices.Compact(slices.Sorted(slices.Values(ids))); len(slices.Compact(slices.Sorted(slices.Values(ids)))) != 1 {
-			t.Fatalf("20 creates with one key made jobs %v", slices.Compact(slices.Sorted(slices.Values(ids))))
+		if distinct := slices.Compact(slices.Sorted(slices.Values(ids))); len(distinct) != 1 {
+			t.Fatalf("20 creates with one key made jobs %v", distinct)
 		}
 	}},
 	{name: "dependencies", run: func(t *testing.T, h *harness) {

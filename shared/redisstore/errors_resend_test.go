@@ -1,0 +1,34 @@
+package redisstore
+
+import (
+	"errors"
+	"io"
+	"slices"
+	"testing"
+
+	"github.com/ocyless/ocyless/shared/ocypod"
+)
+
+// TestClusterNoResend: a cluster node that closes the connection once it
+// has read a command gets each command once. go-redis's cluster client
+// would send it again (a script run twice: two jobs, one answer); the store
+// answers 503 instead, which the README says may have been applied.
+func TestClusterNoResend(t *testing.T) {
+	t.Parallel()
+	f := startFakeNode(t, "", true)
+	s := storeAt(t, ClientOptions{URL: "redis://" + f.addr(), ClusterMode: true})
+	err := createJob(t, s)
+	if ocypod.ErrorKind(err) != ocypod.KindUnavailable || ocypod.ErrorMessage(err) != "Failed to connect to Redis: connection failed" || !errors.Is(err, io.EOF) {
+		t.Fatalf("CreateJob = %v, want 503 connection failed, caused by EOF", err)
+	}
+	_, err = s.JobStatus(t.Context(), 1)
+	if ocypod.ErrorKind(err) != ocypod.KindUnavailable {
+		t.Fatalf("JobStatus = %v, want 503", err)
+	}
+	got := f.received()
+	for _, name := range []string{"EVALSHA", "HGET"} {
+		if n := len(slices.DeleteFunc(slices.Clone(got), func(c string) bool { return c != name })); n != 1 {
+			t.Errorf("the node got %s %d times (%v), want once", name, n, got)
+		}
+	}
+}
