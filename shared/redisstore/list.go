@@ -348,8 +348,8 @@ func (s *Store) listByKey(ctx context.Context, req ocypod.ListRequest) (ocypod.J
 	page := ocypod.JobPage{Jobs: []*ocypod.Job{}}
 	for i := range span {
 		p := s.l.shard(home, i)
-		ctx, cancel := s.opContext(ctx)
-		vals, err := s.rdb.HMGet(ctx, s.l.key(p, "keys"), "p "+req.Queue+" "+req.Key, "r "+req.Queue+" "+req.Key).Result()
+		octx, cancel := s.opContext(ctx)
+		vals, err := s.rdb.HMGet(octx, s.l.key(p, "keys"), "p "+req.Queue+" "+req.Key, "r "+req.Queue+" "+req.Key).Result()
 		cancel()
 		if err != nil {
 			return ocypod.JobPage{}, translate(err)
