@@ -22,4 +22,6 @@ LAMBDA_FUNCTIONS := \
 	ListQueuesFunction:functions/list-queues \
 	SweepTimeoutsFunction:sweeper/timeouts \
 	SweepRetriesFunction:sweeper/retries \
-	SweepExpiryFunction:sweeper/expiry
+	SweepExpiryFunction:sweeper/expiry \
+	SweepSchedulesFunction:sweeper/schedules \
+	SweepOutboxFunction:sweeper/outbox
