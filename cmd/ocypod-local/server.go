@@ -73,7 +73,8 @@ func serve(ctx context.Context, cfg config.Config, path string, getenv func(stri
 		return err
 	}
 	defer closeRedis()
-	opts := redisstore.Options{Namespace: cfg.Redis.KeyNamespace, SweepBatch: cfg.Sweep.Batch, Logger: log}
+	opts := redisstore.ConfigOptions(cfg)
+	opts.Logger = log
 	if cfg.Redis.URL == "" {
 		opts.Admit = newMemoryBound(cfg.Redis.EmbeddedMaxMemory).admit
 	}
@@ -81,18 +82,12 @@ func serve(ctx context.Context, cfg config.Config, path string, getenv func(stri
 	if err != nil {
 		return &startError{"Failed to initialise Redis connection pool", err}
 	}
+	if err := openStore(ctx, store, cfg, log); err != nil {
+		return err
+	}
 	if err := initQueues(ctx, store, cfg, log); err != nil {
 		return err
 	}
-	if len(cfg.Queues) == 0 {
-		pctx, cancel := context.WithTimeout(ctx, cfg.Redis.Timeout)
-		if err := store.Ping(pctx); err != nil {
-			log.Warn("Redis is not reachable yet; requests fail with 503 until it is",
-				slog.String("redis", cfg.Redis.RedactedURL()), slog.String("error", ocypod.RedactSecrets(err.Error())))
-		}
-		cancel()
-	}
-
 	ln, err := net.Listen("tcp", cfg.Server.Addr())
 	if err != nil {
 		return err
@@ -199,6 +194,66 @@ func embeddedRedis(r config.Redis) (redis.UniversalClient, func()) {
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	})
 	return client, func() { _ = client.Close(); m.Close() }
+}
+
+// upgradeOnly upgrades the configured namespace's version-1 data (make
+// migrate) and returns; it does nothing to a namespace already upgraded.
+func upgradeOnly(ctx context.Context, cfg config.Config, getenv func(string) (string, bool), stderr io.Writer) error {
+	log := newLogger(stderr, cfg.Server.LogLevel)
+	if cfg.Redis.URL == "" {
+		return errors.New("error: --upgrade needs a Redis URL (redis.url or OCYPOD_REDIS_URL)")
+	}
+	client, closeRedis, err := openRedis(cfg, getenv, log)
+	if err != nil {
+		return err
+	}
+	defer closeRedis()
+	opts := redisstore.ConfigOptions(cfg)
+	opts.Logger = log
+	store, err := redisstore.New(client, opts)
+	if err != nil {
+		return &startError{"Failed to initialise Redis connection pool", err}
+	}
+	info, err := store.Open(ctx)
+	if err != nil {
+		return &startError{"Failed to open the store", err}
+	}
+	if !info.Upgrade {
+		log.Info("Nothing to upgrade: the namespace is version 2", slog.String("namespace", cfg.Redis.KeyNamespace))
+		return nil
+	}
+	if _, err := store.Upgrade(ctx, 0); err != nil {
+		return &startError{"Failed to upgrade version-1 data (run it again to resume)", err}
+	}
+	return nil
+}
+
+// openStore checks the store's Redis (layout, partitions, eviction policy)
+// and upgrades a namespace written by version 1 before anything else
+// touches it. A Redis that cannot be reached yet is only a warning: requests
+// answer 503 until it is.
+func openStore(ctx context.Context, store *redisstore.Store, cfg config.Config, log *slog.Logger) error {
+	octx, cancel := context.WithTimeout(ctx, cfg.Redis.Timeout+time.Second)
+	info, err := store.Open(octx)
+	cancel()
+	switch {
+	case err != nil && ocypod.ErrorKind(err) == ocypod.KindUnavailable:
+		log.Warn("Redis is not reachable yet; requests fail with 503 until it is",
+			slog.String("redis", cfg.Redis.RedactedURL()), slog.String("error", ocypod.RedactSecrets(err.Error())))
+		return nil
+	case err != nil:
+		return &startError{"Failed to open the store", err}
+	case info.Eviction == "" && cfg.Redis.URL != "":
+		log.Warn("Redis does not let us read maxmemory-policy: not checked; it must be noeviction, or jobs may be lost")
+	}
+	if !info.Upgrade {
+		return nil
+	}
+	log.Info("The namespace holds version-1 data: upgrading it before serving", slog.String("namespace", cfg.Redis.KeyNamespace))
+	if _, err := store.Upgrade(ctx, 0); err != nil {
+		return &startError{"Failed to upgrade version-1 data (start again to resume)", err}
+	}
+	return nil
 }
 
 // initQueues creates the configured queues that are missing and resets

@@ -26,6 +26,9 @@ type SweepHandler struct {
 	Budget, Margin time.Duration
 	Now            func() time.Time // nil means time.Now
 	Log            *slog.Logger     // nil discards
+	// Upgrade, when set, converts version-1 data first, within the budget
+	// (redisstore.Store.Upgrade); the sweep runs once it is done.
+	Upgrade func(ctx context.Context, budget time.Duration) (bool, error)
 }
 
 // Summary is the JSON result of one sweeper invocation.
@@ -47,7 +50,11 @@ func NewSweepHandler(getenv func(string) (string, bool), kind sweep.Kind, log *s
 	if err != nil {
 		return nil, err
 	}
-	return &SweepHandler{
+	upgrade, err := openStore(store, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	h := &SweepHandler{
 		Runner: sweep.Runner{Store: store, Logger: log},
 		Kind:   kind,
 		Budget: cfg.Sweep.Budget,
@@ -55,7 +62,11 @@ func NewSweepHandler(getenv func(string) (string, bool), kind sweep.Kind, log *s
 		// Redis timeout (plus one retry) to give up.
 		Margin: max(minDeadlineMargin, 2*cfg.Redis.Timeout+time.Second),
 		Log:    log,
-	}, nil
+	}
+	if upgrade {
+		h.Upgrade = store.Upgrade
+	}
+	return h, nil
 }
 
 // SweepBudget is how long a run started at now may keep sweeping: the
@@ -105,6 +116,19 @@ func (h *SweepHandler) Run(ctx context.Context, payload []byte) (Summary, error)
 	log.DebugContext(ctx, "sweep started", slog.String("sweep", string(h.Kind)),
 		slog.Duration("budget", budget), slog.String("source", ev.Source), slog.String("detail_type", ev.DetailType))
 
+	if h.Upgrade != nil {
+		done, err := h.Upgrade(ctx, budget)
+		if err != nil {
+			msg := ocypod.RedactSecrets(err.Error())
+			log.ErrorContext(ctx, "upgrade of version-1 data failed", slog.String("error", msg))
+			return Summary{Sweep: h.Kind, BudgetMS: budget.Milliseconds()}, errors.New(msg)
+		}
+		if !done {
+			return Summary{Sweep: h.Kind, BudgetMS: budget.Milliseconds(), ElapsedMS: now().Sub(start).Milliseconds()}, nil
+		}
+		h.Upgrade = nil
+		budget = SweepBudget(h.Budget, now(), deadline, h.Margin)
+	}
 	tot, err := h.Runner.Run(ctx, h.Kind, budget)
 	s := Summary{Sweep: h.Kind, BudgetMS: budget.Milliseconds(), ElapsedMS: now().Sub(start).Milliseconds(), Totals: tot}
 	if err != nil {
