@@ -72,7 +72,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.sweeps != nil {
 		h.sweeps.set.WritePrometheus(&buf)
 	}
-	vm.WriteProcessMetrics(&buf)
 	w.Header().Set("Content-Type", ContentType)
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.Header().Set("Cache-Control", "no-store")

@@ -102,26 +102,26 @@ func directive(root map[string]any, v any) ([]Metric, error) {
 	}
 	ns, ok := d["Namespace"].(string)
 	if !ok || ns == "" || len(ns) > maxNameLen {
-		return nil, fmt.Errorf("Namespace %v is not a string of 1 to %d bytes", d["Namespace"], maxNameLen)
+		return nil, fmt.Errorf("member Namespace %v is not a string of 1 to %d bytes", d["Namespace"], maxNameLen)
 	}
 	sets, ok := d["Dimensions"].([]any)
 	if !ok {
-		return nil, errors.New("Dimensions is not an array")
+		return nil, errors.New("member Dimensions is not an array")
 	}
 	var dimSets []map[string]string
 	for j, s := range sets {
 		names, ok := s.([]any)
 		if !ok {
-			return nil, fmt.Errorf("Dimensions[%d] is not an array", j)
+			return nil, fmt.Errorf("member Dimensions[%d] is not an array", j)
 		}
 		if len(names) > maxDimensions {
-			return nil, fmt.Errorf("Dimensions[%d] has %d dimensions, over %d", j, len(names), maxDimensions)
+			return nil, fmt.Errorf("member Dimensions[%d] has %d dimensions, over %d", j, len(names), maxDimensions)
 		}
 		set := map[string]string{}
 		for _, n := range names {
 			name, ok := n.(string)
 			if !ok || name == "" || len(name) > maxNameLen {
-				return nil, fmt.Errorf("Dimensions[%d]: %v is not a dimension name", j, n)
+				return nil, fmt.Errorf("member Dimensions[%d]: %v is not a dimension name", j, n)
 			}
 			val, ok := root[name].(string)
 			if !ok || val == "" || len(val) > maxDimensionValue {
@@ -137,13 +137,13 @@ func directive(root map[string]any, v any) ([]Metric, error) {
 	}
 	defs, ok := d["Metrics"].([]any)
 	if !ok || len(defs) == 0 || len(defs) > maxMetrics {
-		return nil, fmt.Errorf("Metrics is not an array of 1 to %d definitions", maxMetrics)
+		return nil, fmt.Errorf("member Metrics is not an array of 1 to %d definitions", maxMetrics)
 	}
 	var out []Metric
 	for j, m := range defs {
 		name, unit, err := definition(m)
 		if err != nil {
-			return nil, fmt.Errorf("Metrics[%d]: %w", j, err)
+			return nil, fmt.Errorf("member Metrics[%d]: %w", j, err)
 		}
 		values, err := metricValues(root[name])
 		if err != nil {
@@ -168,17 +168,17 @@ func definition(v any) (name, unit string, err error) {
 	}
 	name, ok = m["Name"].(string)
 	if !ok || name == "" || len(name) > maxNameLen {
-		return "", "", fmt.Errorf("Name %v is not a string of 1 to %d bytes", m["Name"], maxNameLen)
+		return "", "", fmt.Errorf("member Name %v is not a string of 1 to %d bytes", m["Name"], maxNameLen)
 	}
 	if u, present := m["Unit"]; present {
 		unit, ok = u.(string)
 		if !ok || !slices.Contains(Units, unit) {
-			return "", "", fmt.Errorf("Unit %v is not a CloudWatch unit", u)
+			return "", "", fmt.Errorf("member Unit %v is not a CloudWatch unit", u)
 		}
 	}
 	if r, present := m["StorageResolution"]; present {
 		if n, ok := r.(json.Number); !ok || n.String() != "1" && n.String() != "60" {
-			return "", "", fmt.Errorf("StorageResolution %v is neither 1 nor 60", r)
+			return "", "", fmt.Errorf("member StorageResolution %v is neither 1 nor 60", r)
 		}
 	}
 	return name, unit, nil
