@@ -167,7 +167,9 @@ func TestScrapeRedisDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	const timeout = 300 * time.Millisecond
+	// Long enough for the first call, which loads the scripts, on a busy
+	// machine.
+	const timeout = time.Second
 	client, err := redisstore.NewClient(redisstore.ClientOptions{URL: srv.URL(), DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout})
 	if err != nil {
 		t.Fatal(err)
