@@ -19,6 +19,7 @@ import (
 	"github.com/ocyless/ocyless/shared/config"
 	"github.com/ocyless/ocyless/shared/httpapi"
 	"github.com/ocyless/ocyless/shared/iamauth"
+	"github.com/ocyless/ocyless/shared/metrics"
 	"github.com/ocyless/ocyless/shared/ocypod"
 	"github.com/ocyless/ocyless/shared/redisstore"
 	"github.com/ocyless/ocyless/shared/sweep"
@@ -99,8 +100,10 @@ func serve(ctx context.Context, cfg config.Config, path string, getenv func(stri
 		NextJobDelay: cfg.Server.NextJobDelay,
 		Logger:       log,
 	})
+	sweeps := metrics.NewSweeps()
+	routes := withMetrics(api.Handler(), metrics.NewHandler(store, sweeps, cfg.Redis.Timeout, log))
 	srv := &http.Server{
-		Handler:           accessLog(newHostGuard(cfg.Server, ln.Addr(), api.Handler(), log), log),
+		Handler:           accessLog(newHostGuard(cfg.Server, ln.Addr(), routes, log), log),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout + cfg.Server.NextJobDelay,
@@ -112,11 +115,11 @@ func serve(ctx context.Context, cfg config.Config, path string, getenv func(stri
 	go func() { served <- srv.Serve(ln) }()
 
 	sweepCtx, stopSweeps := context.WithCancel(ctx)
-	var sweeps sync.WaitGroup
+	var loops sync.WaitGroup
 	for _, k := range sweep.Kinds {
 		every := interval(cfg.Server, k)
 		log.Info(fmt.Sprintf("Checking job %s every %s", k, ocypod.FromStd(every)))
-		sweeps.Go(func() { sweepLoop(sweepCtx, store, k, every, cfg.Sweep.Budget, log) })
+		loops.Go(func() { sweepLoop(sweepCtx, store, k, every, cfg.Sweep.Budget, sweeps, log) })
 	}
 	if h.listening != nil {
 		h.listening(addr)
@@ -125,7 +128,7 @@ func serve(ctx context.Context, cfg config.Config, path string, getenv func(stri
 	select {
 	case err = <-served: // the listener failed
 		stopSweeps()
-		sweeps.Wait()
+		loops.Wait()
 		return err
 	case <-ctx.Done():
 	}
@@ -137,7 +140,7 @@ func serve(ctx context.Context, cfg config.Config, path string, getenv func(stri
 		log.Warn("Requests still running at the end of shutdown_timeout were cut off", slog.String("error", err.Error()))
 		_ = srv.Close()
 	}
-	sweeps.Wait()
+	loops.Wait()
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -312,15 +315,20 @@ func interval(s config.Server, k sweep.Kind) time.Duration {
 }
 
 // sweepLoop runs sweep k at once and then every period until ctx ends, as
-// Ocypod's monitors do. Each pass may take at most budget; failures are
-// logged and the next tick tries again.
-func sweepLoop(ctx context.Context, store *redisstore.Store, k sweep.Kind, every, budget time.Duration, log *slog.Logger) {
+// Ocypod's monitors do. Each pass may take at most budget and is recorded
+// in rec; failures are logged and the next tick tries again.
+func sweepLoop(ctx context.Context, store *redisstore.Store, k sweep.Kind, every, budget time.Duration, rec *metrics.Sweeps, log *slog.Logger) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		pctx, cancel := context.WithTimeout(ctx, budget)
-		_, err := sweep.Once(pctx, store, k, log)
+		start := time.Now()
+		tot, err := sweep.Once(pctx, store, k, log)
+		took := time.Since(start)
 		cancel()
+		if ctx.Err() == nil { // a pass cut short by shutdown is not a failure
+			rec.Observe(k, took, tot, err)
+		}
 		if err != nil && ctx.Err() == nil {
 			log.Error("Job "+string(k)+" monitoring failed",
 				slog.String("sweep", string(k)), slog.String("error", ocypod.RedactSecrets(err.Error())))
@@ -331,6 +339,21 @@ func sweepLoop(ctx context.Context, store *redisstore.Store, k sweep.Kind, every
 		case <-t.C:
 		}
 	}
+}
+
+// metricsPath is where the local server serves its metrics; the API has
+// no route there.
+const metricsPath = "/metrics"
+
+// withMetrics serves metricsPath with m and everything else with api.
+func withMetrics(api, m http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == metricsPath {
+			m.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
 }
 
 // accessLog logs every request at debug level (Ocypod logs none).
