@@ -33,13 +33,13 @@ func grown(t *testing.T) deploygen.Input {
 		t.Fatal(err)
 	}
 	in.Routes = append(in.Routes,
-		httpapi.Route{Name: "list-jobs", Method: http.MethodGet, Pattern: "/job"},
-		httpapi.Route{Name: "create-jobs", Method: http.MethodPost, Pattern: "/queue/{name}/jobs"},
-		httpapi.Route{Name: "patch-queue", Method: http.MethodPatch, Pattern: "/queue/{name}"},
-		httpapi.Route{Name: "failures", Method: http.MethodGet, Pattern: "/failures/{group}"},
-		httpapi.Route{Name: "put-schedule", Method: http.MethodPut, Pattern: "/queue/{name}/schedules/{id}"},
+		httpapi.Route{Name: "growth-list", Method: http.MethodGet, Pattern: "/growth"},
+		httpapi.Route{Name: "growth-create", Method: http.MethodPost, Pattern: "/growth/{name}/items"},
+		httpapi.Route{Name: "growth-patch", Method: http.MethodPatch, Pattern: "/growth/{name}"},
+		httpapi.Route{Name: "growth-group", Method: http.MethodGet, Pattern: "/growth-groups/{group}"},
+		httpapi.Route{Name: "growth-put", Method: http.MethodPut, Pattern: "/growth/{name}/plans/{id}"},
 	)
-	in.Kinds = append(in.Kinds, "schedules", "outbox")
+	in.Kinds = append(in.Kinds, "vacuum", "audit")
 	return in
 }
 
@@ -180,9 +180,9 @@ func TestGrowth(t *testing.T) {
 		overlay[abs] = filepath.Join(dir, f.Dir, "main.go")
 		pkgs = append(pkgs, "./"+f.Dir)
 	}
-	src, err := os.ReadFile(filepath.Join(dir, "sweeper/schedules/main.go"))
-	if err != nil || !bytes.Contains(src, []byte(`lambdamain.Sweep(sweep.Kind("schedules"))`)) {
-		t.Errorf("sweeper/schedules/main.go = %s (%v), want a sweep.Kind conversion (no constant yet)", src, err)
+	src, err := os.ReadFile(filepath.Join(dir, "sweeper/vacuum/main.go"))
+	if err != nil || !bytes.Contains(src, []byte(`lambdamain.Sweep(sweep.Kind("vacuum"))`)) {
+		t.Errorf("sweeper/vacuum/main.go = %s (%v), want a sweep.Kind conversion (no constant yet)", src, err)
 	}
 	alarms := 0
 	for id := range tmpl.Resources {

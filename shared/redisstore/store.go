@@ -354,7 +354,9 @@ func (s *Store) exec(ctx context.Context, b *built, keys []string, arg string) (
 		case err == nil:
 			s.mode.CompareAndSwap(modeAuto, modeFunctions)
 			return res, nil
-		case s.mode.Load() == modeAuto && functionsUnsupported(err):
+		case s.mode.Load() != modeFunctions && functionsUnsupported(err):
+			// Auto mode on a server without FUNCTION (concurrent first calls
+			// may all land here).
 			s.mode.Store(modeEval)
 			s.log.Debug("Redis Functions are not available here; scripts run with EVALSHA", "reason", err.Error())
 		default:
