@@ -90,6 +90,23 @@ func HistogramBucket(secs float64) int {
 	}
 }
 
+// BucketValue is the duration, in seconds, that stands for bucket b in
+// means and variances: the middle of its range (the last, open-ended
+// bucket: its start).
+func BucketValue(b int) float64 {
+	switch {
+	case b < 60:
+		return float64(b) + 0.5
+	case b < 119:
+		return float64(b-59)*60 + 30
+	case b < 142:
+		return float64(b-118)*3600 + 1800
+	case b < HistogramBuckets-1:
+		return float64(b-141)*86400 + 43200
+	}
+	return 30 * 86400
+}
+
 // DurationStats are the wait or run times of one day: how many, their mean
 // and variance in seconds, and the histogram.
 type DurationStats struct {

@@ -101,7 +101,7 @@ func decodeDelays(s string) ([]ocypod.Duration, error) {
 	return out, nil
 }
 
-func secs(d ocypod.Duration) flexNum { return flexNum(strconv.FormatUint(d.Secs, 10)) }
+func secs(d ocypod.Duration) any { return num(d.Secs) }
 
 // settingsOf decodes stored settings into the domain's.
 func (q *storedQueue) settings() (ocypod.QueueSettings, error) {
@@ -199,6 +199,7 @@ type storedJob struct {
 	Tracked          flexBool `json:"R"`
 	Abandoned        flexBool `json:"X"`
 	Group            string   `json:"E"`
+	Input            *string  `json:"i"` // a small input, kept with the metadata
 	// Fields Go does not read, named so that encoding/json's
 	// case-insensitive matching cannot pour them into the ones above.
 	Sc            flexNum  `json:"o"`
@@ -221,6 +222,9 @@ func decodeJob(id uint64, meta string, input, output, errText *string) (*ocypod.
 	var m storedJob
 	if err := json.Unmarshal([]byte(meta), &m); err != nil {
 		return nil, fmt.Errorf("job %d: unreadable metadata: %v", id, err)
+	}
+	if m.Status == "" {
+		m.Status = string(ocypod.StatusQueued) // not stored for queued jobs
 	}
 	st, ok := ocypod.ParseStatus(m.Status)
 	if !ok {
@@ -282,6 +286,9 @@ func decodeJob(id uint64, meta string, input, output, errText *string) (*ocypod.
 			t := time.UnixMilli(ms).UTC()
 			j.RetryDue = &t
 		}
+	}
+	if input == nil {
+		input = m.Input
 	}
 	if input != nil {
 		if j.Input, err = rawJSON(*input); err != nil {

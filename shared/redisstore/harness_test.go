@@ -424,7 +424,7 @@ func (h *harness) checkPartition(p int) {
 			}
 			return ""
 		}
-		q, st := str("q"), str("s")
+		q, st := str("q"), cmp.Or(str("s"), "queued")
 		if n, _ := strconv.ParseUint(id, 10, 64); h.lay.PartitionOf(n) != p {
 			t.Errorf("invariant: job %s is in partition %d", id, p)
 		}
@@ -446,7 +446,12 @@ func (h *harness) checkPartition(p int) {
 			if r := str("O"); r != "" && r != "0" {
 				sr = lp(r)
 			}
-			want["idx"][q+" q "+key+lp(cmp.Or(str("o"), "0"))+sr+" "+id] = ""
+			sc := str("o")
+			if sc == "" { // a job queued at its creation: its id's sequence number
+				n, _ := strconv.ParseUint(id, 10, 64)
+				sc = strconv.FormatUint((n-uint64(p))/uint64(h.P), 10)
+			}
+			want["idx"][q+" q "+key+lp(sc)+sr+" "+id] = ""
 		} else {
 			want["idx"][q+" "+code+" "+lp(id)] = ""
 		}

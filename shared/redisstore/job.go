@@ -106,14 +106,14 @@ func specArgs(spec *ocypod.JobSpec, now time.Time) (map[string]any, error) {
 	}
 	opt := func(name string, d *ocypod.Duration) {
 		if d != nil {
-			a[name] = strconv.FormatUint(d.Secs, 10)
+			a[name] = num(d.Secs)
 		}
 	}
 	opt("timeout", spec.Timeout)
 	opt("heartbeat_timeout", spec.HeartbeatTimeout)
 	opt("expires_after", spec.ExpiresAfter)
 	if spec.Retries != nil {
-		a["retries"] = strconv.FormatUint(*spec.Retries, 10)
+		a["retries"] = num(*spec.Retries)
 	}
 	switch {
 	case spec.RetryDelays != nil || spec.RetryDelaysSet:
@@ -126,7 +126,7 @@ func specArgs(spec *ocypod.JobSpec, now time.Time) (map[string]any, error) {
 		a["inherit_delays"], a["inherit_backoff"] = true, true
 	}
 	if spec.TimeoutRetries != nil {
-		a["timeout_retries"] = strconv.FormatUint(*spec.TimeoutRetries, 10)
+		a["timeout_retries"] = num(*spec.TimeoutRetries)
 	}
 	if spec.Priority != nil && *spec.Priority != 0 {
 		a["priority"] = *spec.Priority

@@ -229,7 +229,7 @@ var listingCases = []conformanceCase{
 		if err != nil || st.Created != 3 || st.Completed != 1 || st.Failed != 1 || st.Retries != 1 {
 			t.Fatalf("QueueStats = %+v, %v", st, err)
 		}
-		if st.Run.Count != 2 || st.Run.Histogram[4] != 1 || st.Run.Histogram[60] != 1 || st.Run.Mean != 47 {
+		if st.Run.Count != 2 || st.Run.Histogram[4] != 1 || st.Run.Histogram[60] != 1 || st.Run.Mean != 47.25 {
 			t.Fatalf("run = %+v", st.Run)
 		}
 		if st.Wait.Count != 3 || st.Wait.Histogram[2] != 1 {

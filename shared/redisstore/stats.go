@@ -15,7 +15,10 @@ import (
 // stats): jobs created, completed, failed and retried, and the wait (queued
 // to taken) and run (taken to ended, every attempt) times as count, mean,
 // variance (of the day's population, in seconds) and histogram. Each take
-// and each ended attempt costs O(1) writes; a day is kept Options.StatsDays.
+// and each ended attempt costs one write (its histogram bucket); the mean
+// and variance are computed from the histogram, each duration counted at
+// the middle of its bucket (to the second under a minute, the minute
+// under an hour...). A day is kept Options.StatsDays.
 // Returns ocypod.QueueNotFound for a missing queue.
 func (s *Store) QueueStats(ctx context.Context, queue string, day time.Time) (ocypod.QueueStats, error) {
 	fail := func(err error) (ocypod.QueueStats, error) {
@@ -27,8 +30,7 @@ func (s *Store) QueueStats(ctx context.Context, queue string, day time.Time) (oc
 	if err := s.checkQueueExists(ctx, queue); err != nil {
 		return fail(err)
 	}
-	fields := []string{queue + " c", queue + " d", queue + " f", queue + " r",
-		queue + " ws", queue + " wq", queue + " rs", queue + " rq"}
+	fields := []string{queue + " c", queue + " d", queue + " f", queue + " r"}
 	for _, w := range []string{"w", "r"} {
 		for b := range ocypod.HistogramBuckets {
 			fields = append(fields, queue+" "+w+strconv.Itoa(b))
@@ -58,15 +60,19 @@ func (s *Store) QueueStats(ctx context.Context, queue string, day time.Time) (oc
 	}
 	st := ocypod.QueueStats{Created: uint64(sums[0]), Completed: uint64(sums[1]), Failed: uint64(sums[2]), Retries: uint64(sums[3])}
 	for i, d := range []*ocypod.DurationStats{&st.Wait, &st.Run} {
-		hist := sums[8+i*ocypod.HistogramBuckets : 8+(i+1)*ocypod.HistogramBuckets]
+		hist := sums[4+i*ocypod.HistogramBuckets : 4+(i+1)*ocypod.HistogramBuckets]
+		var sum, sq float64
 		for b, n := range hist {
 			d.Histogram[b] = uint64(n)
 			d.Count += uint64(n)
+			x := ocypod.BucketValue(b)
+			sum += n * x
+			sq += n * x * x
 		}
 		if d.Count > 0 {
 			n := float64(d.Count)
-			d.Mean = sums[4+2*i] / 1000 / n
-			d.Variance = max(sums[5+2*i]/n-d.Mean*d.Mean, 0)
+			d.Mean = sum / n
+			d.Variance = max(sq/n-d.Mean*d.Mean, 0)
 		}
 	}
 	return st, nil

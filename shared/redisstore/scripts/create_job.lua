@@ -46,7 +46,8 @@ end
 -- job x that holds the key.
 local function update_pending(x, s)
   detach(x)
-  if s.input then redis.call('HSET', K.inp, x.id, s.input) else redis.call('HDEL', K.inp, x.id) end
+  x.input = s.input and #s.input <= 256 and s.input or nil
+  if s.input and not x.input then redis.call('HSET', K.inp, x.id, s.input) else redis.call('HDEL', K.inp, x.id) end
   if s.priority then x.priority = s.priority end
   if s.retries then x.retries = s.retries end
   if s.timeout then x.timeout = s.timeout end
@@ -85,6 +86,7 @@ for i, s in ipairs(specs) do
       timeout = s.timeout or qs.t, heartbeat_timeout = s.heartbeat_timeout or qs.h,
       expires_after = s.expires_after or qs.e, retries = s.retries or qs.r,
       retry_delays = s.retry_delays, retry_backoff = s.retry_backoff,
+      input = s.input and #s.input <= 256 and s.input or nil,
       timeout_retries = s.timeout_retries or qs.tr, tags = s.tags, priority = s.priority,
       run_at = s.run_at, key = s.key, tracked = s.tracked}
     if s.inherit_delays then j.retry_delays = qs.d end
@@ -121,7 +123,7 @@ for i, s in ipairs(specs) do
     make_runnable(j, seq)
     attach(j)
     save_job(j)
-    if s.input then redis.call('HSET', K.inp, id, s.input) end
+    if s.input and #s.input > 256 then redis.call('HSET', K.inp, id, s.input) end
     for _, t in ipairs(s.tag_list or {}) do redis.call('ZADD', K.tag, 0, tag_member(t, id)) end
     if s.tracked then redis.call('ZADD', K.trk, 0, q .. ' ' .. lp(id)) end
     total('created')

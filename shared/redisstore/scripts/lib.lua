@@ -90,7 +90,7 @@ local META = {
   timeout_retries = 'T', timeouts_retried = 'N',
   tags = 'g', priority = 'p', sc = 'o', sr = 'O', due = 'u', run_at = 'a',
   attempt = 'A', worker = 'w', key = 'k', depends_on = 'D', waiting_on = 'W', blocked = 'K',
-  has_dependents = 'H', tracked = 'R', abandoned = 'X', group = 'E',
+  has_dependents = 'H', tracked = 'R', abandoned = 'X', group = 'E', input = 'i',
 }
 -- LONG is META inverted (written out: a library's load runs no loop).
 local LONG = {
@@ -100,7 +100,7 @@ local LONG = {
   B = 'retry_backoff', T = 'timeout_retries', N = 'timeouts_retried', g = 'tags', p = 'priority',
   o = 'sc', O = 'sr', u = 'due', a = 'run_at', A = 'attempt', w = 'worker', k = 'key',
   D = 'depends_on', W = 'waiting_on', K = 'blocked', H = 'has_dependents', R = 'tracked',
-  X = 'abandoned', E = 'group',
+  X = 'abandoned', E = 'group', i = 'input',
 }
 
 -- load_job returns the job id as a table of its metadata (absent fields are
@@ -110,8 +110,8 @@ local function load_job(id)
   local s = redis.call('HGET', K.j, id)
   if not s then return nil, 'job_not_found' end
   local raw = decode(s)
-  if not raw or type(raw.q) ~= 'string' or not CODE[raw.s] then return nil, 'corrupt' end
-  local j = {id = id}
+  if not raw or type(raw.q) ~= 'string' or not CODE[raw.s or 'queued'] then return nil, 'corrupt' end
+  local j = {id = id, status = 'queued'}
   for short, v in pairs(raw) do
     local long = LONG[short]
     if long then j[long] = v end
@@ -119,17 +119,22 @@ local function load_job(id)
   return j
 end
 
--- save_job writes a job's metadata, leaving out empty, false and zero
--- fields (they read back as absent, which means the same), except
--- timeout_retries, whose 0 differs from "not set".
+-- ZERO_IS_NONE are the numeric fields whose 0 reads back the same when
+-- absent (not timeout_retries, whose 0 differs from "not set").
+local ZERO_IS_NONE = {timeout = true, heartbeat_timeout = true, expires_after = true, retries = true,
+  retries_attempted = true, timeouts_retried = true, priority = true, sr = true, attempt = true, gen = true}
+
+-- save_job writes a job's metadata, leaving out what reads back the same
+-- when absent: empty and false fields, zero counts, the status queued.
 local function save_job(j)
   local o = {}
   for long, v in pairs(j) do
     local short = META[long]
-    if short and v ~= false and v ~= '' and ((v ~= 0 and v ~= '0') or long == 'timeout_retries') then
+    if short and v ~= false and v ~= '' and not (ZERO_IS_NONE[long] and (v == 0 or v == '0')) then
       o[short] = v
     end
   end
+  if j.status == 'queued' then o.s = nil end
   redis.call('HSET', K.j, j.id, cjson.encode(o))
 end
 
@@ -146,11 +151,13 @@ local function prio_key(p)
 end
 
 -- The idx member of a job in its current status. A queued job sorts by
--- priority, then by (sc, sr), the order it was queued in, then by id.
+-- priority, then by (sc, sr), the order it was queued in, then by id; a job
+-- queued when created has no sc stored: it is its id's sequence number.
 local function idx_member(j)
   if j.status == 'queued' then
     local sr = num(j.sr)
-    return j.queue .. ' q ' .. prio_key(num(j.priority)) .. lp(num(j.sc)) ..
+    local sc = j.sc or (num(j.id) - A.p) / A.P
+    return j.queue .. ' q ' .. prio_key(num(j.priority)) .. lp(sc) ..
       (sr > 0 and lp(sr) or '') .. ' ' .. j.id
   end
   return j.queue .. ' ' .. CODE[j.status] .. ' ' .. lp(j.id)
@@ -265,8 +272,9 @@ end
 local function total(name) redis.call('HINCRBY', K.tot, name, 1) end
 
 -- Per-queue daily statistics (qless's): counters, and for wait and run times
--- a histogram bucket, the sum of milliseconds and the sum of squared seconds.
--- The day's hash expires A.stats_ttl seconds after its first use.
+-- a histogram bucket (one increment per event; the count, mean and
+-- variance are read from the histogram). The day's hash expires
+-- A.stats_ttl seconds after its first use.
 local function stat_count(q, what)
   if redis.call('HINCRBY', K.st, q .. ' ' .. what, 1) == 1 then
     redis.call('EXPIRE', K.st, A.stats_ttl)
@@ -285,8 +293,6 @@ local function stat_time(q, what, since_us)
   local d = ms(A.now) - ms(since_us)
   if d < 0 then d = 0 end
   stat_count(q, what .. bucket(d / 1000))
-  redis.call('HINCRBY', K.st, q .. ' ' .. what .. 's', d)
-  redis.call('HINCRBYFLOAT', K.st, q .. ' ' .. what .. 'q', (d / 1000) * (d / 1000))
 end
 
 -- queue_settings is the settings of queue q in this partition (nil when the
@@ -343,7 +349,7 @@ end
 local function set_queued(j, seq)
   j.status, j.due = 'queued', nil
   if seq then
-    j.sc, j.sr = seq, nil
+    j.sc, j.sr = nil, nil -- its id's sequence number
   else
     j.sc = num(redis.call('HGET', K.ctr, 'id'))
     j.sr = redis.call('HINCRBY', K.ctr, 'rq', 1)
@@ -429,7 +435,7 @@ local function after_end(j, why)
     local qs = queue_settings(j.queue)
     if qs and qs.dl and qs.dl ~= '' then
       local function get(k) return redis.call('HGET', k, j.id) or nil end
-      effect({op = 'dlq', queue = qs.dl, job = j.id, meta = get(K.j), input = get(K.inp),
+      effect({op = 'dlq', queue = qs.dl, job = j.id, meta = get(K.j), input = get(K.inp) or j.input,
         output = get(K.out), error = get(K.err)})
     end
   end
@@ -790,7 +796,7 @@ local function take_from(queues, count, worker, swept)
     if #taken >= count then break end
     local qs = settings[i]
     do
-      spans[q] = {num(qs.k), num(qs.s)}
+      if num(qs.s) > 1 then spans[q] = {num(qs.k), num(qs.s)} end
       promote_due(q, count + 8, swept)
       local room = count - #taken
       if qs.pa then room = 0 end
@@ -807,7 +813,7 @@ local function take_from(queues, count, worker, swept)
           if j and j.status == 'queued' then
             start(j, worker)
             taken[#taken + 1] = {id = id, queue = q, attempt = j.attempt,
-              input = redis.call('HGET', K.inp, id) or nil}
+              input = j.input or redis.call('HGET', K.inp, id) or nil}
           else
             redis.call('ZREM', K.idx, m)
           end
@@ -818,12 +824,22 @@ local function take_from(queues, count, worker, swept)
   return taken, missing, spans
 end
 
--- take_reply encodes taken jobs with their inputs spliced in as JSON.
+-- take_reply encodes a take's reply by hand (it is on every worker's
+-- path): the taken jobs with their inputs spliced in as JSON, and t's other
+-- fields only when they hold something.
 local function take_reply(t, taken)
+  drain_notes()
   local parts = {}
   for i, tj in ipairs(taken) do
-    parts[i] = '{"id":"' .. tj.id .. '","queue":' .. cjson.encode(tj.queue) .. ',"attempt":' ..
+    parts[i] = '{"id":"' .. tj.id .. '","queue":"' .. tj.queue .. '","attempt":' ..
       int_str(tj.attempt) .. ',"input":' .. (tj.input or 'null') .. '}'
   end
-  return reply(t, 'jobs', '[' .. table.concat(parts, ',') .. ']')
+  local out = '{"jobs":[' .. table.concat(parts, ',') .. ']'
+  t.woken, t.effects = A.woken, A.effects
+  for k, v in pairs(t) do
+    if type(v) ~= 'table' or next(v) ~= nil then
+      out = out .. ',' .. cjson.encode(k) .. ':' .. cjson.encode(v)
+    end
+  end
+  return out .. '}'
 end

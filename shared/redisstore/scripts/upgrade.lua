@@ -37,7 +37,8 @@ elseif A.op == 'jobs' then
         started_at = v.started_at, ended_at = v.ended_at, last_heartbeat = v.last_heartbeat,
         timeout = v.timeout, heartbeat_timeout = v.heartbeat_timeout, expires_after = v.expires_after,
         retries = v.retries, retries_attempted = v.retries_attempted, retry_delays = v.retry_delays,
-        tags = v.tags, abandoned = v.abandoned == '1'}
+        tags = v.tags, abandoned = v.abandoned == '1',
+        input = v.input and #v.input <= 256 and v.input or nil}
       if j.queue and CODE[j.status or ''] then
         if j.status == 'queued' then
           j.sc, j.sr = 0, num(A.seq[id])
@@ -47,7 +48,7 @@ elseif A.op == 'jobs' then
         end
         attach(j)
         save_job(j)
-        if v.input then redis.call('HSET', K.inp, id, v.input) end
+        if v.input and #v.input > 256 then redis.call('HSET', K.inp, id, v.input) end
         if v.output then redis.call('HSET', K.out, id, v.output) end
         for _, t in ipairs(tags_of(j)) do
           if type(t) == 'string' then redis.call('ZADD', K.tag, 0, tag_member(t, id)) end
