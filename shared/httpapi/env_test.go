@@ -39,16 +39,19 @@ func newEnv(tb testing.TB, opts Options) *testEnv {
 	}
 	logs := &logRecorder{tb: tb}
 	opts.Logger = slog.New(logs)
-	api := New(store, opts)
-	// Every key of a namespace starts with "{<ns>}:" (redisstore's key
-	// layout); this is a SCAN pattern, not a key name.
-	match := "{" + ns + "}:*"
+	api := New(envStore{Store: store}, opts)
 	snapshot := func(tb testing.TB) map[string]string {
 		tb.Helper()
 		ctx := context.Background()
-		keys, err := rdb.Keys(ctx, match).Result()
-		if err != nil {
-			tb.Fatalf("KEYS %s: %v", match, err)
+		// Every key of a namespace starts with "{<ns>}:" with one
+		// partition, "{<ns>:<p>:..." with more (redisstore's layout).
+		var keys []string
+		for _, match := range []string{"{" + ns + "}:*", "{" + ns + ":*"} {
+			ks, err := rdb.Keys(ctx, match).Result()
+			if err != nil {
+				tb.Fatalf("KEYS %s: %v", match, err)
+			}
+			keys = append(keys, ks...)
 		}
 		slices.Sort(keys)
 		out := make(map[string]string, len(keys))

@@ -157,7 +157,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 	}
 	job := env.must(t, http.MethodGet, "/job/1", "", http.StatusOK)
 	for _, tt := range badInputs() {
-		wantTextNamed(t, tt.name, serve(env.h, tt.request("1")), tt.status, tt.Text)
+		wantTextNamed(t, tt.name, serve(env.h, tt.request("1")), tt.status, tt.text)
 	}
 	if after := env.snapshot(t); !reflect.DeepEqual(before, after) {
 		t.Errorf("Redis changed after refused requests:\nbefore %q\nafter  %q", before, after)

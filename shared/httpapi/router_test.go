@@ -206,7 +206,7 @@ func TestRouteHandler(t *testing.T) {
 		t.Error(`RouteHandler("no-such-route") error = nil, want an error`)
 	}
 	var got []uint64
-	store := &fakeStore{HeartbeatFunc: func(_ context.Context, id uint64) error {
+	store := &fakeStore{HeartbeatFunc: func(_ context.Context, id uint64, _ *uint64) error {
 		got = append(got, id)
 		return nil
 	}}
