@@ -173,10 +173,10 @@ func TestOcypodReplay(t *testing.T) {
 	if n := len(want) - 1; n != len(steps) { // the last piece is empty
 		t.Fatalf("%s has %d answers, %s %d requests", replayGolden, n, replayRequests, len(steps))
 	}
-	changed := 0
+	changed := map[string]bool{}
 	for i, s := range steps {
 		if w, ok := replayChanged[s.label]; ok {
-			changed++
+			changed[s.label] = true
 			if g := strings.TrimSuffix(strings.TrimPrefix(string(got[i]), s.label+"\n"), "\n\n"); g != w {
 				t.Errorf("%s (changed on purpose):\n got %s\nwant %s", s.label, g, w)
 			}
@@ -186,11 +186,9 @@ func TestOcypodReplay(t *testing.T) {
 			t.Errorf("answer changed:\n got %s\nwant %s", got[i], want[i])
 		}
 	}
-	if want := countChanged(); changed != want {
-		t.Errorf("%d changed answers replayed, replayChanged lists %d", changed, want)
+	for label := range replayChanged {
+		if !changed[label] {
+			t.Errorf("replayChanged lists %q, which the replay does not send", label)
+		}
 	}
-}
-
-func countChanged() int {
-	return len(replayChanged)
 }
