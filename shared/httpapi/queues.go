@@ -129,4 +129,3 @@ func (a *API) queueJobIDs(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, wire.AppendJobIDs(nil, ids))
 	return nil
 }
-

@@ -179,4 +179,3 @@ func AppendBackoff(b []byte, bo *ocypod.Backoff) []byte {
 	b = strconv.AppendBool(b, bo.Jitter)
 	return append(b, '}')
 }
-
