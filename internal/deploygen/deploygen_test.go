@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"gopkg.in/yaml.v3"
@@ -18,6 +19,7 @@ import (
 	"github.com/ocyless/ocyless/internal/deploygen"
 	"github.com/ocyless/ocyless/shared/httpapi"
 	"github.com/ocyless/ocyless/shared/lambdahttp"
+	"github.com/ocyless/ocyless/shared/ocypod"
 	"github.com/ocyless/ocyless/shared/sweep"
 )
 
@@ -33,14 +35,42 @@ func grown(t *testing.T) deploygen.Input {
 		t.Fatal(err)
 	}
 	in.Routes = append(in.Routes,
-		httpapi.Route{Name: "list-jobs", Method: http.MethodGet, Pattern: "/job"},
-		httpapi.Route{Name: "create-jobs", Method: http.MethodPost, Pattern: "/queue/{name}/jobs"},
-		httpapi.Route{Name: "patch-queue", Method: http.MethodPatch, Pattern: "/queue/{name}"},
-		httpapi.Route{Name: "failures", Method: http.MethodGet, Pattern: "/failures/{group}"},
-		httpapi.Route{Name: "put-schedule", Method: http.MethodPut, Pattern: "/queue/{name}/schedules/{id}"},
+		httpapi.Route{Name: "list-dead-letters", Method: http.MethodGet, Pattern: "/dead"},
+		httpapi.Route{Name: "delete-jobs", Method: http.MethodDelete, Pattern: "/queue/{name}/jobs"},
+		httpapi.Route{Name: "move-queue", Method: http.MethodPost, Pattern: "/queue/{name}"},
+		httpapi.Route{Name: "failure-group", Method: http.MethodDelete, Pattern: "/failures/{group}"},
+		httpapi.Route{Name: "run-schedule", Method: http.MethodPost, Pattern: "/queue/{name}/schedules/{id}"},
 	)
 	in.Kinds = append(in.Kinds, "schedules", "outbox")
 	return in
+}
+
+// TestLongPollTimeouts: the routes whose takes wait up to ocypod.MaxWait
+// get a Lambda timeout above it and below API Gateway's 30 s; the others
+// keep the template's global one.
+func TestLongPollTimeouts(t *testing.T) {
+	t.Parallel()
+	in, err := deploygen.RepoInput(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := deploygen.Functions(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var long []string
+	for _, f := range fs {
+		if f.Timeout == 0 {
+			continue
+		}
+		long = append(long, f.Route.Name)
+		if secs := time.Duration(f.Timeout) * time.Second; secs <= ocypod.MaxWait || secs >= 30*time.Second {
+			t.Errorf("%s: timeout %ds, want above %v and below 30s", f.LogicalID, f.Timeout, ocypod.MaxWait)
+		}
+	}
+	if want := []string{"update-job", "next-job", "take-jobs"}; !slices.Equal(long, want) {
+		t.Errorf("long-poll functions %q, want %q", long, want)
+	}
 }
 
 // tempRepo is a directory holding the repository's template.yaml, as
