@@ -7,18 +7,43 @@ CONFIG   ?=
 PKGS     := ./...
 FUZZTIME ?= 10s
 SOAK_COUNT ?= 5
+RUN_BIN  ?= bin/ocypod-local
 
 .PHONY: help
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_%-]+:.*## / {printf "  %-22s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
+# `make run` builds the server, then the recipe's shell execs it: the server
+# is make's own child, so the SIGTERM make forwards to its children and the
+# terminal's Ctrl-C (sent to the whole foreground group) both reach it, it
+# shuts down gracefully and exits 0, and make prints no error.
 .PHONY: run
-run: ## run the all-in-one local server on 127.0.0.1:8023 (CONFIG=path/to/ocypod.toml)
-	$(GO) run ./cmd/ocypod-local $(CONFIG)
+run: ## build and run the all-in-one local server on 127.0.0.1:8023 until Ctrl-C or SIGTERM (CONFIG=path/to/ocypod.toml)
+	$(GO) build -o $(RUN_BIN) ./cmd/ocypod-local
+	exec $(RUN_BIN) $(CONFIG)
 
 .PHONY: test
-test: lint ## vet, staticcheck, gofmt and every test with the race detector
+test: test-deps lint ## vet, staticcheck, gofmt and every test with the race detector
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+# The tests start private redis-server processes. Without redis-server, stop
+# before any test runs: install it as root where apt-get exists, else say how.
+.PHONY: test-deps
+test-deps: ## make sure redis-server is installed (as root with apt-get: install Debian's package)
+	@command -v redis-server >/dev/null 2>&1 && exit 0; \
+	if [ "$$EUID" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "redis-server is not installed: installing Debian's redis-server package with apt-get (the tests start their own private servers)"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -qq && apt-get install -y -qq redis-server || exit 1; \
+	  command -v redis-server >/dev/null 2>&1 || { echo "apt-get installed redis-server, but it is not on PATH" >&2; exit 1; }; \
+	else \
+	  echo "redis-server is not installed. make test starts private redis-server processes (never a Redis you already run)." >&2; \
+	  echo "Install it, then run make test again:" >&2; \
+	  echo "  Debian, Ubuntu:  sudo apt-get install redis-server" >&2; \
+	  echo "  Fedora:          sudo dnf install redis" >&2; \
+	  echo "  macOS:           brew install redis" >&2; \
+	  exit 1; \
+	fi
 
 .PHONY: lint
 lint: ## gofmt, go vet, staticcheck, go mod tidy check

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -102,6 +103,12 @@ func TestStartupErrors(t *testing.T) {
 			"Failed to initialise Redis connection pool: iamauth: AWS_REGION is not set"},
 		"redis down": {"[redis]\nurl = \"redis://:hunter2-secret@127.0.0.1:1\"\ntimeout = \"200ms\"\n[queue.q]", nil,
 			"Failed to initialise queues from configuration file: "},
+		"allowed_hosts": {"[server]\nallowed_hosts = [\"http://x\"]", nil,
+			`Failed to parse config file %s: server.allowed_hosts: entry 1 "http://x": a host name, not a URL`},
+		"allowed_hosts env": {"", map[string]string{"OCYPOD_ALLOWED_HOSTS": "localhost,a/b"}, `OCYPOD_ALLOWED_HOSTS: entry 2 "a/b": a host name with an optional port only`},
+		"embedded memory":   {"[redis]\nembedded_max_memory = \"lots\"", nil, "Failed to parse config file %s: redis.embedded_max_memory: Unable to parse size 'lots'"},
+		"embedded memory env": {"", map[string]string{"OCYPOD_EMBEDDED_MAX_MEMORY": "10kB"},
+			"redis.embedded_max_memory (OCYPOD_EMBEDDED_MAX_MEMORY) must be at least 1MiB, got 10000B"},
 		"bind": {"[server]\nport = ${BUSY}\n[redis]\nurl = \"redis://127.0.0.1:1\"", nil, "listen tcp 127.0.0.1:"},
 	}
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
@@ -199,7 +206,7 @@ func TestExampleConfig(t *testing.T) {
 		t.Fatalf("Load(ocypod.example.toml) error = %v", err)
 	}
 	d := config.Default()
-	if c.Server != d.Server || c.Redis != d.Redis || c.Sweep != d.Sweep || len(c.Queues) != 1 {
+	if !reflect.DeepEqual(c.Server, d.Server) || c.Redis != d.Redis || c.Sweep != d.Sweep || len(c.Queues) != 1 {
 		t.Errorf("ocypod.example.toml = %v, want the defaults plus queue default", c)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/ocyless/ocyless/shared/config"
 	"github.com/ocyless/ocyless/shared/httpapi"
@@ -72,7 +73,11 @@ func serve(ctx context.Context, cfg config.Config, path string, getenv func(stri
 		return err
 	}
 	defer closeRedis()
-	store, err := redisstore.New(client, redisstore.Options{Namespace: cfg.Redis.KeyNamespace, SweepBatch: cfg.Sweep.Batch, Logger: log})
+	opts := redisstore.Options{Namespace: cfg.Redis.KeyNamespace, SweepBatch: cfg.Sweep.Batch, Logger: log}
+	if cfg.Redis.URL == "" {
+		opts.Admit = newMemoryBound(cfg.Redis.EmbeddedMaxMemory).admit
+	}
+	store, err := redisstore.New(client, opts)
 	if err != nil {
 		return &startError{"Failed to initialise Redis connection pool", err}
 	}
@@ -100,7 +105,7 @@ func serve(ctx context.Context, cfg config.Config, path string, getenv func(stri
 		Logger:       log,
 	})
 	srv := &http.Server{
-		Handler:           accessLog(api.Handler(), log),
+		Handler:           accessLog(newHostGuard(cfg.Server, ln.Addr(), api.Handler(), log), log),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout + cfg.Server.NextJobDelay,
@@ -150,35 +155,50 @@ func serve(ctx context.Context, cfg config.Config, path string, getenv func(stri
 // the function that closes them.
 func openRedis(cfg config.Config, getenv func(string) (string, bool), log *slog.Logger) (redis.UniversalClient, func(), error) {
 	r := cfg.Redis
+	if r.URL == "" {
+		client, closeMini := embeddedRedis(r)
+		log.Warn("No Redis URL configured: using an embedded miniredis, data is kept in memory only and lost on exit",
+			slog.String("embedded_max_memory", config.FormatSize(r.EmbeddedMaxMemory)))
+		return client, closeMini, nil
+	}
 	opts := redisstore.ClientOptions{
 		URL: r.URL, ClusterMode: r.ClusterMode, PoolSize: r.PoolSize,
 		DialTimeout: r.Timeout, ReadTimeout: r.Timeout, WriteTimeout: r.Timeout,
 	}
-	closeMini := func() {}
-	if r.URL == "" {
-		m, err := miniredis.Run()
+	if r.IAMUser != "" {
+		p, err := iamauth.FromEnv(getenv, iamauth.Options{UserID: r.IAMUser, CacheName: r.CacheName, Serverless: r.Serverless})
 		if err != nil {
-			return nil, nil, &startError{"Failed to start the embedded Redis", err}
+			return nil, nil, &startError{"Failed to initialise Redis connection pool", err}
 		}
-		opts.URL, closeMini = "redis://"+m.Addr(), m.Close
-		log.Warn("No Redis URL configured: using an embedded miniredis, data is kept in memory only and lost on exit",
-			slog.String("addr", m.Addr()))
-	} else {
-		if r.IAMUser != "" {
-			p, err := iamauth.FromEnv(getenv, iamauth.Options{UserID: r.IAMUser, CacheName: r.CacheName, Serverless: r.Serverless})
-			if err != nil {
-				return nil, nil, &startError{"Failed to initialise Redis connection pool", err}
-			}
-			opts.Credentials = p.Credentials
-		}
-		log.Info("Using Redis", slog.Any("redis", r))
+		opts.Credentials = p.Credentials
 	}
+	log.Info("Using Redis", slog.Any("redis", r))
 	client, err := redisstore.NewClient(opts)
 	if err != nil {
-		closeMini()
 		return nil, nil, &startError{"Failed to initialise Redis connection pool", err}
 	}
-	return client, func() { _ = client.Close(); closeMini() }, nil
+	return client, func() { _ = client.Close() }, nil
+}
+
+// embeddedRedis starts a miniredis that only this process can reach: it
+// has no listening socket, and each client connection is one end of an
+// in-memory pipe whose other end miniredis serves. Client settings follow
+// redisstore.NewClient's (no command retries, no CLIENT SETINFO).
+func embeddedRedis(r config.Redis) (redis.UniversalClient, func()) {
+	m := miniredis.NewMiniRedis()
+	client := redis.NewClient(&redis.Options{
+		Dialer:                   func(context.Context, string, string) (net.Conn, error) { return m.Dial() },
+		PoolSize:                 r.PoolSize,
+		DialTimeout:              r.Timeout,
+		ReadTimeout:              r.Timeout,
+		WriteTimeout:             r.Timeout,
+		ContextTimeoutEnabled:    true,
+		MaxRetries:               -1,
+		DialerRetries:            1,
+		DisableIdentity:          true,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	})
+	return client, func() { _ = client.Close(); m.Close() }
 }
 
 // initQueues creates the configured queues that are missing and resets

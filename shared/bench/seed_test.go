@@ -171,7 +171,7 @@ func (s *seeder) jobs(ctx context.Context, queue string, n int, end bool) error 
 		}
 		if end {
 			_, _, err := s.store.UpdateJob(ctx, next.ID, ocypod.JobUpdate{Status: &completed}, nil)
-		return err
+			return err
 		}
 		return nil
 	})

@@ -116,7 +116,12 @@ func TestPipelinedSeed(t *testing.T) {
 		t.Errorf("seeding sent %d commands in %d round trips: want at least %d commands, fewer round trips than commands",
 			sent.CommandCount(), sent.RoundTrips, 2*running+3*ended)
 	}
-	for q, n := range map[string]int{"run": running, "done": ended} {
+	// The same queues in the same order as the seed above, so the ids match.
+	for _, qn := range []struct {
+		q string
+		n int
+	}{{"run", running}, {"done", ended}} {
+		q, n := qn.q, qn.n
 		for range n {
 			if _, err := calls.store.CreateJob(ctx, q, ocypod.JobSpec{}); err != nil {
 				t.Fatal(err)

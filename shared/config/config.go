@@ -44,6 +44,11 @@ type Server struct {
 	ShutdownTimeout      time.Duration // default 30s; whole seconds, at most 65535s
 	NextJobDelay         time.Duration // default 0
 	LogLevel             slog.Level    // default info
+	// AllowedHosts are the Host header values (and Origin hosts) the local
+	// server answers, canonical (see HostPort); an entry without a port
+	// matches any port. Empty: LoopbackHosts when listening on a loopback
+	// address, no Host check otherwise.
+	AllowedHosts []string
 }
 
 // Redis configures the store's connection.
@@ -59,6 +64,10 @@ type Redis struct {
 	// token is signed for.
 	CacheName  string
 	Serverless bool // the cache is ElastiCache Serverless
+	// EmbeddedMaxMemory bounds the local server's live heap, in bytes, when
+	// it runs the embedded miniredis: past it, creating jobs and writing
+	// outputs answer 507. Default 512 MiB.
+	EmbeddedMaxMemory int64
 }
 
 // Sweep configures the scheduled sweeper Lambdas.
@@ -82,12 +91,16 @@ const (
 	DefaultRedisTimeout         = 2 * time.Second
 	DefaultSweepBudget          = 50 * time.Second
 	DefaultSweepBatch           = 100
+	DefaultEmbeddedMaxMemory    = 512 << 20
 
 	// MaxShutdownTimeout is Ocypod's limit on server.shutdown_timeout.
 	MaxShutdownTimeout = 65535 * time.Second
 	// MaxSweepBatch bounds OCYPOD_SWEEP_BATCH: one sweep call is one script,
 	// and a huge batch would block Redis.
 	MaxSweepBatch = 10_000
+	// MinEmbeddedMaxMemory is the smallest redis.embedded_max_memory: the
+	// server itself needs a few MiB before it stores anything.
+	MinEmbeddedMaxMemory = 1 << 20
 )
 
 // Default returns the built-in defaults.
@@ -103,7 +116,7 @@ func Default() Config {
 			ShutdownTimeout:      DefaultShutdownTimeout,
 			LogLevel:             slog.LevelInfo,
 		},
-		Redis: Redis{Timeout: DefaultRedisTimeout},
+		Redis: Redis{Timeout: DefaultRedisTimeout, EmbeddedMaxMemory: DefaultEmbeddedMaxMemory},
 		Sweep: Sweep{Budget: DefaultSweepBudget, Batch: DefaultSweepBatch},
 	}
 }
@@ -234,6 +247,11 @@ func (c Config) Validate() error {
 	if s.Threads < 0 {
 		return fmt.Errorf("server.threads cannot be negative, got %d", s.Threads)
 	}
+	for i, h := range s.AllowedHosts {
+		if p, err := ParseHostPort(h); err != nil || p.String() != h {
+			return fmt.Errorf("server.allowed_hosts (OCYPOD_ALLOWED_HOSTS): entry %d %q is not a canonical host[:port]", i+1, h)
+		}
+	}
 	if err := c.Redis.validate(); err != nil {
 		return err
 	}
@@ -260,6 +278,9 @@ func (r Redis) validate() error {
 	}
 	if r.Timeout <= 0 {
 		return fmt.Errorf("redis.timeout (OCYPOD_REDIS_TIMEOUT) must be greater than zero, got %s", r.Timeout)
+	}
+	if r.EmbeddedMaxMemory < MinEmbeddedMaxMemory {
+		return fmt.Errorf("redis.embedded_max_memory (OCYPOD_EMBEDDED_MAX_MEMORY) must be at least 1MiB, got %s", FormatSize(r.EmbeddedMaxMemory))
 	}
 	u, err := checkRedisURL(r.URL)
 	if err != nil {

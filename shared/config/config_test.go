@@ -25,7 +25,7 @@ func TestDefault(t *testing.T) {
 			TimeoutCheckInterval: 30 * time.Second, RetryCheckInterval: 60 * time.Second,
 			ExpiryCheckInterval: 5 * time.Minute, ShutdownTimeout: 30 * time.Second, LogLevel: slog.LevelInfo,
 		},
-		Redis: Redis{Timeout: 2 * time.Second},
+		Redis: Redis{Timeout: 2 * time.Second, EmbeddedMaxMemory: 512 << 20},
 		Sweep: Sweep{Budget: 50 * time.Second, Batch: 100},
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -55,6 +55,7 @@ expiry_check_interval = "1h 30m"
 shutdown_timeout = "10s 500ms"
 next_job_delay = "250ms"
 log_level = "DEBUG"
+allowed_hosts = ["Queue.Example", "queue.example:8023", "10.0.0.7", "[0:0::1]:9000", "::2"]
 unknown_key = "ignored"
 
 [redis]
@@ -66,6 +67,7 @@ timeout = "750ms"
 iam_user = "app-user"
 cache_name = "My-Cache"
 serverless = true
+embedded_max_memory = "64MiB"
 
 [sweep]
 budget = "20s"
@@ -99,10 +101,12 @@ func TestParseEveryField(t *testing.T) {
 			TimeoutCheckInterval: 1500 * time.Millisecond, RetryCheckInterval: 2 * time.Minute,
 			ExpiryCheckInterval: 90 * time.Minute, ShutdownTimeout: 10 * time.Second,
 			NextJobDelay: 250 * time.Millisecond, LogLevel: slog.LevelDebug,
+			AllowedHosts: []string{"queue.example", "queue.example:8023", "10.0.0.7", "[::1]:9000", "[::2]"},
 		},
 		Redis: Redis{
 			URL: "rediss://cache.example.com:6379", KeyNamespace: "ns-1.x", ClusterMode: true, PoolSize: 7,
 			Timeout: 750 * time.Millisecond, IAMUser: "app-user", CacheName: "My-Cache", Serverless: true,
+			EmbeddedMaxMemory: 64 << 20,
 		},
 		Sweep: Sweep{Budget: 20 * time.Second, Batch: 500},
 		Queues: map[string]ocypod.QueueSettings{
@@ -164,6 +168,11 @@ func TestParseFields(t *testing.T) {
 			q := c.Queues["q"]
 			return q.HeartbeatTimeout.Secs == 60 && q.ExpiresAfter.IsZero() && q.Timeout.Secs == 300
 		}},
+		"allowed_hosts empty list":           {`server.allowed_hosts = []`, func(c Config) bool { return c.Server.AllowedHosts == nil }},
+		"allowed_hosts port zeros":           {`server.allowed_hosts = ["h:08023"]`, func(c Config) bool { return c.Server.AllowedHosts[0] == "h:8023" }},
+		"allowed_hosts underscore":           {`server.allowed_hosts = ["my_host.local"]`, func(c Config) bool { return c.Server.AllowedHosts[0] == "my_host.local" }},
+		"embedded_max_memory 1MiB":           {`redis.embedded_max_memory = "1MiB"`, func(c Config) bool { return c.Redis.EmbeddedMaxMemory == 1<<20 }},
+		"embedded_max_memory decimal":        {`redis.embedded_max_memory = "2 GB"`, func(c Config) bool { return c.Redis.EmbeddedMaxMemory == 2e9 }},
 		"empty namespace and long namespace": {`redis.key_namespace = "` + strings.Repeat("a", 64) + `"`, func(c Config) bool { return len(c.Redis.KeyNamespace) == 64 }},
 	}
 	for name, tt := range tests {
@@ -234,6 +243,27 @@ func TestParseErrors(t *testing.T) {
 		"iam without cache name":   {"[redis]\nurl = \"rediss://h:6379\"\niam_user = \"u\"", "needs redis.cache_name (OCYPOD_REDIS_CACHE_NAME)"},
 		"iam with password":        {"[redis]\nurl = \"rediss://u:pw@h:6379\"\niam_user = \"u\"\ncache_name = \"c\"", "conflicts with the password"},
 		"iam user with space":      {"[redis]\nurl = \"rediss://h:6379\"\niam_user = \"a b\"\ncache_name = \"c\"", "cannot contain spaces"},
+		"allowed_hosts not a list": {`server.allowed_hosts = "localhost"`, "server.allowed_hosts: expected a list of host names"},
+		"allowed_hosts item type":  {`server.allowed_hosts = ["a", 1]`, "server.allowed_hosts: entry 2: expected a string, got an integer"},
+		"allowed_hosts url":        {`server.allowed_hosts = ["http://a"]`, `server.allowed_hosts: entry 1 "http://a": a host name, not a URL`},
+		"allowed_hosts path":       {`server.allowed_hosts = ["a/b"]`, `server.allowed_hosts: entry 1 "a/b": a host name with an optional port only`},
+		"allowed_hosts wildcard":   {`server.allowed_hosts = ["*.example"]`, `server.allowed_hosts: entry 1 "*.example"`},
+		"allowed_hosts empty":      {`server.allowed_hosts = ["a", ""]`, `server.allowed_hosts: entry 2 "": empty host`},
+		"allowed_hosts port":       {`server.allowed_hosts = ["a:0"]`, "server.allowed_hosts: entry 1 \"a:0\": the port must be a number in 1..65535"},
+		"allowed_hosts big port":   {`server.allowed_hosts = ["a:65536"]`, "the port must be a number in 1..65535"},
+		"allowed_hosts empty port": {`server.allowed_hosts = ["a:"]`, "empty port after ':'"},
+		"allowed_hosts bad v6":     {`server.allowed_hosts = ["[::g]"]`, "not an IPv6 address between '[' and ']'"},
+		"allowed_hosts v4 in []":   {`server.allowed_hosts = ["[1.2.3.4]"]`, "not an IPv6 address between '[' and ']'"},
+		"allowed_hosts v6 junk":    {`server.allowed_hosts = ["[::1]x"]`, "only ':port' may follow ']'"},
+		"allowed_hosts bad v4":     {`server.allowed_hosts = ["1.2.3.256"]`, "not a valid IPv4 address"},
+		"allowed_hosts dots":       {`server.allowed_hosts = ["a..b"]`, "empty label in host name"},
+		"allowed_hosts trailing":   {`server.allowed_hosts = ["localhost."]`, "empty label in host name"},
+		"allowed_hosts unicode":    {`server.allowed_hosts = ["bücher.example"]`, "invalid character"},
+		"allowed_hosts long label": {`server.allowed_hosts = ["` + strings.Repeat("a", 64) + `"]`, "label longer than 63 bytes"},
+		"embedded_max_memory bare": {`redis.embedded_max_memory = "1024"`, "redis.embedded_max_memory: Unable to parse size '1024'"},
+		"embedded_max_memory int":  {`redis.embedded_max_memory = 1024`, "redis.embedded_max_memory: expected a size string such as \"512MiB\", got an integer"},
+		"embedded_max_memory tiny": {`redis.embedded_max_memory = "100KiB"`, "redis.embedded_max_memory (OCYPOD_EMBEDDED_MAX_MEMORY) must be at least 1MiB, got 100KiB"},
+		"embedded_max_memory zero": {`redis.embedded_max_memory = "0B"`, "must be at least 1MiB, got 0B"},
 		"missing variables":        {"port = ${B}\nhost = ${A}${B}", "the following variables were not set: A, B"},
 	}
 	for name, tt := range tests {

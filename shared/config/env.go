@@ -90,6 +90,20 @@ var envVars = []EnvVar{
 			c.Server.Port = uint16(n)
 			return nil
 		}},
+	{"OCYPOD_ALLOWED_HOSTS", "",
+		"local server: Host header values (and Origin hosts) it answers, comma-separated, each a name or IP with an optional port; empty: localhost, 127.0.0.1 and [::1] on a loopback address, no Host check otherwise (server.allowed_hosts)",
+		func(c *Config, v string) error {
+			hosts, err := parseAllowedHostsList(v)
+			c.Server.AllowedHosts = hosts
+			return err
+		}},
+	{"OCYPOD_EMBEDDED_MAX_MEMORY", "512MiB",
+		"local server with the embedded miniredis: live heap past which creating jobs and writing outputs answer 507, a size such as 1GiB (redis.embedded_max_memory)",
+		func(c *Config, v string) error {
+			n, err := ParseSize(strings.TrimSpace(v))
+			c.Redis.EmbeddedMaxMemory = n
+			return err
+		}},
 	{"OCYPOD_TIMEOUT_CHECK_INTERVAL", "30s", "local server: how often running jobs are checked for timeouts (server.timeout_check_interval)",
 		durationVar(parseDuration, func(c *Config) *time.Duration { return &c.Server.TimeoutCheckInterval })},
 	{"OCYPOD_RETRY_CHECK_INTERVAL", "60s", "local server: how often failed jobs are checked for retries (server.retry_check_interval)",

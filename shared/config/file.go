@@ -215,6 +215,23 @@ func decodeServer(t table, s *Server) error {
 	if err := t.duration("shutdown_timeout", parseShutdown, &s.ShutdownTimeout); err != nil {
 		return err
 	}
+	if v, ok := t.m["allowed_hosts"]; ok {
+		list, ok := v.([]any)
+		if !ok {
+			return t.errorf("allowed_hosts", "expected a list of host names such as [\"localhost\", \"queue.example:8023\"], got %s", tomlType(v))
+		}
+		entries := make([]string, len(list))
+		for i, item := range list {
+			if entries[i], ok = item.(string); !ok {
+				return t.errorf("allowed_hosts", "entry %d: expected a string, got %s", i+1, tomlType(item))
+			}
+		}
+		hosts, err := parseAllowedHosts(entries)
+		if err != nil {
+			return t.errorf("allowed_hosts", "%v", err)
+		}
+		s.AllowedHosts = hosts
+	}
 	if v, ok := t.m["log_level"]; ok {
 		str, ok := v.(string)
 		if !ok {
@@ -249,6 +266,17 @@ func decodeRedis(t table, r *Redis) error {
 		return err
 	}
 	r.PoolSize = int(pool)
+	if v, ok := t.m["embedded_max_memory"]; ok {
+		text, ok := v.(string)
+		if !ok {
+			return t.errorf("embedded_max_memory", "expected a size string such as \"512MiB\", got %s", tomlType(v))
+		}
+		n, err := ParseSize(text)
+		if err != nil {
+			return t.errorf("embedded_max_memory", "%v", err)
+		}
+		r.EmbeddedMaxMemory = n
+	}
 	return t.duration("timeout", parseDuration, &r.Timeout)
 }
 

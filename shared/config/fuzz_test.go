@@ -83,3 +83,48 @@ func FuzzParseSize(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseHostPort checks that host parsing never panics, that what it
+// accepts is canonical (its String() parses back to the same value) and
+// carries no character a Host header match could trip on.
+func FuzzParseHostPort(f *testing.F) {
+	for _, s := range []string{"localhost", "LOCALHOST:08023", "[::1]:1", "::1", "127.0.0.1:65535", "a_b.c-d", "[::ffff:1.2.3.4]",
+		"1.2.3", "[fe80::1%25x]", "a:0", "http://a", "*.a", "a..b", "[::1]x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		h, err := ParseHostPort(s)
+		if err != nil {
+			return
+		}
+		again, err := ParseHostPort(h.String())
+		if err != nil || again != h {
+			t.Fatalf("ParseHostPort(%q) = %+v, whose String %q parses to %+v, %v", s, h, h.String(), again, err)
+		}
+		if h.Host == "" || strings.ContainsAny(h.String(), "/@*?# \t\r\n%") || h.Host != strings.ToLower(h.Host) {
+			t.Fatalf("ParseHostPort(%q) accepted %+v", s, h)
+		}
+	})
+}
+
+// FuzzAllowedHostsList checks OCYPOD_ALLOWED_HOSTS parsing: no panic, and
+// every accepted list is valid in a Config.
+func FuzzAllowedHostsList(f *testing.F) {
+	for _, s := range []string{"", " ", "localhost", "a, b:1 ,[::1]", "a,,b", ",", "http://x", "a b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		hosts, err := parseAllowedHostsList(s)
+		if err != nil {
+			return
+		}
+		c := Default()
+		c.Server.AllowedHosts = hosts
+		if err := c.Validate(); err != nil {
+			t.Fatalf("parseAllowedHostsList(%q) = %q, which Validate refuses: %v", s, hosts, err)
+		}
+		if strings.TrimSpace(s) != "" && len(hosts) != strings.Count(s, ",")+1 {
+			t.Fatalf("parseAllowedHostsList(%q) = %q: an entry was dropped", s, hosts)
+		}
+	})
+}

@@ -88,8 +88,8 @@ func (r Redis) RedactedURL() string { return redactURL(r.URL) }
 
 // String describes r with its URL redacted.
 func (r Redis) String() string {
-	return fmt.Sprintf("{url=%q key_namespace=%q cluster=%t pool_size=%d timeout=%s iam_user=%q cache_name=%q serverless=%t}",
-		r.RedactedURL(), r.KeyNamespace, r.ClusterMode, r.PoolSize, r.Timeout, r.IAMUser, r.CacheName, r.Serverless)
+	return fmt.Sprintf("{url=%q key_namespace=%q cluster=%t pool_size=%d timeout=%s iam_user=%q cache_name=%q serverless=%t embedded_max_memory=%s}",
+		r.RedactedURL(), r.KeyNamespace, r.ClusterMode, r.PoolSize, r.Timeout, r.IAMUser, r.CacheName, r.Serverless, FormatSize(r.EmbeddedMaxMemory))
 }
 
 // GoString keeps %#v from printing the raw URL.
@@ -106,15 +106,16 @@ func (r Redis) LogValue() slog.Value {
 		slog.String("iam_user", r.IAMUser),
 		slog.String("cache_name", r.CacheName),
 		slog.Bool("serverless", r.Serverless),
+		slog.String("embedded_max_memory", FormatSize(r.EmbeddedMaxMemory)),
 	)
 }
 
 // String describes c with the Redis URL redacted.
 func (c Config) String() string {
 	s := c.Server
-	return fmt.Sprintf("server={host=%q port=%d max_body_size=%d timeout_check_interval=%s retry_check_interval=%s expiry_check_interval=%s shutdown_timeout=%s next_job_delay=%s log_level=%s} redis=%s sweep={budget=%s batch=%d} queues=%q",
+	return fmt.Sprintf("server={host=%q port=%d max_body_size=%d timeout_check_interval=%s retry_check_interval=%s expiry_check_interval=%s shutdown_timeout=%s next_job_delay=%s log_level=%s allowed_hosts=%q} redis=%s sweep={budget=%s batch=%d} queues=%q",
 		s.Host, s.Port, s.MaxBodySize, s.TimeoutCheckInterval, s.RetryCheckInterval, s.ExpiryCheckInterval,
-		s.ShutdownTimeout, s.NextJobDelay, LevelName(s.LogLevel), c.Redis, c.Sweep.Budget, c.Sweep.Batch, c.QueueNames())
+		s.ShutdownTimeout, s.NextJobDelay, LevelName(s.LogLevel), s.AllowedHosts, c.Redis, c.Sweep.Budget, c.Sweep.Batch, c.QueueNames())
 }
 
 // GoString keeps %#v from printing the raw URL.
@@ -133,6 +134,7 @@ func (c Config) LogValue() slog.Value {
 			slog.Duration("shutdown_timeout", s.ShutdownTimeout),
 			slog.Duration("next_job_delay", s.NextJobDelay),
 			slog.String("log_level", LevelName(s.LogLevel)),
+			slog.Any("allowed_hosts", s.AllowedHosts),
 		),
 		slog.Any("redis", c.Redis),
 		slog.Group("sweep", slog.Duration("budget", c.Sweep.Budget), slog.Int("batch", c.Sweep.Batch)),

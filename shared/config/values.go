@@ -91,6 +91,20 @@ func ParseSize(s string) (int64, error) {
 	return int64(b), nil
 }
 
+// FormatSize writes a byte count the way ParseSize reads it back: in the
+// largest binary unit that divides it exactly (512MiB, 1536KiB), else in B.
+func FormatSize(n int64) string {
+	for _, u := range []struct {
+		name string
+		size int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n > 0 && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}
+
 // parseDuration reads Ocypod's duration grammar into a time.Duration,
 // keeping sub-second precision and saturating at the largest value.
 func parseDuration(s string) (time.Duration, error) {

@@ -133,10 +133,16 @@ func KeyPending(id, other uint64) *Error {
 // Invalid is a 400 with the given message.
 func Invalid(msg string) *Error { return &Error{Kind: KindInvalid, Message: msg} }
 
-// Unavailable wraps a Redis connection failure as Ocypod's 503.
-func Unavailable(err error) *Error {
-	return &Error{Kind: KindUnavailable, Message: "Failed to connect to Redis: " + redact(err), Err: err}
+// UnavailableBecause is Ocypod's 503 for a Redis failure. The client reads
+// "Failed to connect to Redis: " and reason, a short fixed phrase such as
+// "timed out"; err, the cause, is kept for the log and never shown, since
+// its text may carry addresses or the server's own words.
+func UnavailableBecause(reason string, err error) *Error {
+	return &Error{Kind: KindUnavailable, Message: "Failed to connect to Redis: " + reason, Err: err}
 }
+
+// Unavailable is UnavailableBecause("connection failed", err).
+func Unavailable(err error) *Error { return UnavailableBecause("connection failed", err) }
 
 // StorageFull is a 507: the store refuses new data (the embedded store's
 // memory bound, or the id space exhausted). msg is the client's text.
@@ -145,13 +151,4 @@ func StorageFull(msg string) *Error { return &Error{Kind: KindStorageFull, Messa
 // Internal wraps an unexpected failure. Its message stays generic.
 func Internal(err error) *Error {
 	return &Error{Kind: KindInternal, Message: "Internal server error", Err: err}
-}
-
-// redact returns a short description of a connection error that is safe to
-// show to clients: the error's text with any URL credentials removed.
-func redact(err error) string {
-	if err == nil {
-		return "unknown error"
-	}
-	return RedactSecrets(err.Error())
 }

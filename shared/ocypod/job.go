@@ -31,6 +31,10 @@ type Job struct {
 	// due, its failure was permanent (retry: false), or the budget it drew
 	// from (timeout_retries) is spent. The job has then ended.
 	RetryAbandoned bool
+	// RetryDue is when a pending automatic retry of a failed or timed-out
+	// job falls due (nil when none is pending). It decides "ended" when
+	// the job draws on another budget than retries (timeout_retries).
+	RetryDue *time.Time
 
 	Priority       int64
 	RunAt          *time.Time
@@ -46,8 +50,12 @@ type Job struct {
 	History        []Attempt // the last MaxHistory attempts, oldest first
 }
 
-// Ended is Ocypod's derived "ended" flag (see IsEnded).
+// Ended is Ocypod's derived "ended" flag (see IsEnded); a failed or
+// timed-out job with a retry pending has not ended.
 func (j *Job) Ended() bool {
+	if j.RetryDue != nil && (j.Status == StatusFailed || j.Status == StatusTimedOut) {
+		return false
+	}
 	return IsEnded(j.Status, j.Retries, j.RetriesAttempted, j.RetryAbandoned)
 }
 

@@ -34,6 +34,9 @@ type ListRequest struct {
 	Tracked *bool
 	Limit   int    // 1..MaxListLimit; 0 means DefaultListLimit
 	Cursor  string // opaque, from a previous page's NextCursor
+	// Fields are the job fields the page shows (nil: the default ones);
+	// the store reads only the parts they need.
+	Fields []string
 }
 
 // Listing limits.
@@ -109,8 +112,10 @@ type Schedule struct {
 	Cron  string   // 5-field cron in UTC, or ""
 	Every Duration // or a fixed period
 	// Job is the create body of every job the schedule makes, as canonical
-	// JSON (validated when the schedule is stored).
-	Job json.RawMessage
+	// JSON, and Spec the same decoded (the HTTP layer decodes and validates
+	// it as a create body; the store keeps both).
+	Job  json.RawMessage
+	Spec JobSpec
 	// NextRun is when it fires next (set by the store).
 	NextRun time.Time
 }

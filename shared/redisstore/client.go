@@ -5,8 +5,12 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/url"
+	"os"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -26,7 +30,9 @@ type ClientOptions struct {
 	// PoolSize is the most connections kept; 0 means go-redis's default.
 	PoolSize int
 	// DialTimeout, ReadTimeout and WriteTimeout bound each Redis call, so an
-	// unreachable Redis turns into a 503 quickly. 0 means 2s.
+	// unreachable Redis turns into a 503 quickly. 0 means 2s. The read
+	// timeout is also every command's whole budget: waiting for a pooled
+	// connection, dialing, writing and reading together (see NewClient).
 	DialTimeout, ReadTimeout, WriteTimeout time.Duration
 	// Credentials, when set, supplies the user name and password for every
 	// new connection (e.g. a freshly signed ElastiCache IAM token).
@@ -55,8 +61,12 @@ const (
 // the first command does, so building it at Lambda init costs nothing.
 //
 // Settings: dial, read and write timeouts from o, else from the URL's
-// query (dial_timeout=...), else 2s; the context's deadline honoured; no
-// command retries (scripts are not idempotent; go-redis still checks a
+// query (dial_timeout=...), else 2s; the context's deadline honoured, and
+// every command given a deadline of the read timeout in all (a hook), and
+// the wait for a pooled connection bounded by it too, so that under
+// concurrency a request still fails within that budget instead of queueing
+// for a connection first and then timing out its own read; no command
+// retries (scripts are not idempotent; go-redis still checks a
 // pooled connection before reusing it); no CLIENT SETINFO and no
 // maintenance notifications (managed Redis rejects them); TLS 1.2 or later
 // for rediss://. The error for a bad URL never contains its credentials.
@@ -75,6 +85,7 @@ func NewClient(o ClientOptions) (redis.UniversalClient, error) {
 		if o.PoolSize > 0 {
 			co.PoolSize = o.PoolSize
 		}
+		co.PoolTimeout = co.ReadTimeout
 		co.ContextTimeoutEnabled = true
 		co.MaxRetries = -1
 		co.DialerRetries = dialAttempts
@@ -85,7 +96,14 @@ func NewClient(o ClientOptions) (redis.UniversalClient, error) {
 		if o.Credentials != nil {
 			co.CredentialsProviderContext = o.Credentials
 		}
-		return redis.NewClusterClient(co), nil
+		co.NewClient = func(opt *redis.Options) *redis.Client {
+			node := redis.NewClient(opt)
+			node.AddHook(noResendHook{})
+			return node
+		}
+		c := redis.NewClusterClient(co)
+		c.AddHook(deadlineHook{co.ReadTimeout})
+		return c, nil
 	}
 	so, err := redis.ParseURL(o.URL)
 	if err != nil {
@@ -97,6 +115,7 @@ func NewClient(o ClientOptions) (redis.UniversalClient, error) {
 	if o.PoolSize > 0 {
 		so.PoolSize = o.PoolSize
 	}
+	so.PoolTimeout = so.ReadTimeout
 	so.ContextTimeoutEnabled = true
 	so.MaxRetries = -1
 	so.DialerRetries = dialAttempts
@@ -107,7 +126,102 @@ func NewClient(o ClientOptions) (redis.UniversalClient, error) {
 	if o.Credentials != nil {
 		so.CredentialsProviderContext = o.Credentials
 	}
-	return redis.NewClient(so), nil
+	c := redis.NewClient(so)
+	c.AddHook(deadlineHook{so.ReadTimeout})
+	return c, nil
+}
+
+// deadlineHook gives every command (and pipeline) one deadline, budget
+// after it starts, for the pool wait, the dial and the round trip together.
+// A cluster client's hook wraps its redirects and retries too.
+type deadlineHook struct{ budget time.Duration }
+
+func (deadlineHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h deadlineHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		ctx, cancel := context.WithTimeout(ctx, h.budget+blockTime(cmd))
+		defer cancel()
+		return next(ctx, cmd)
+	}
+}
+
+// blockTime is how long a blocking command (a long-poll's BLPOP) may wait
+// on the server, which its deadline must allow on top of the budget.
+func blockTime(cmd redis.Cmder) time.Duration {
+	if cmd.Name() != "blpop" {
+		return 0
+	}
+	args := cmd.Args()
+	secs, err := strconv.ParseFloat(fmt.Sprint(args[len(args)-1]), 64)
+	if err != nil {
+		return 0
+	}
+	return time.Duration(secs * float64(time.Second))
+}
+
+func (h deadlineHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		ctx, cancel := context.WithTimeout(ctx, h.budget)
+		defer cancel()
+		return next(ctx, cmds)
+	}
+}
+
+// noResendHook, on each node of a cluster client, keeps the cluster client
+// from sending a command again after a failure that may have come after the
+// command reached Redis (a broken connection, a read timeout): the cluster
+// client retries those, and a script run twice creates two jobs for one
+// answer. Failures before sending (a refused dial, the pool) and error
+// replies (MOVED, TRYAGAIN, CLUSTERDOWN...), after which Redis did nothing,
+// are still retried within the deadline.
+type noResendHook struct{}
+
+func (noResendHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (noResendHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { return markSent(next(ctx, cmd)) }
+}
+
+func (noResendHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error { return markSent(next(ctx, cmds)) }
+}
+
+// sentError is a failure after which the command may have run. It has no
+// Unwrap on purpose, so go-redis does not recognise its cause as worth a
+// retry; translate looks through it.
+type sentError struct{ cause error }
+
+func (e *sentError) Error() string { return e.cause.Error() }
+
+// markSent wraps err in a sentError when the command may have reached
+// Redis: any I/O failure but a dial's, and an EOF.
+func markSent(err error) error {
+	var op *net.OpError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &op):
+		if op.Op == "dial" {
+			return err
+		}
+	case !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, os.ErrDeadlineExceeded):
+		return err
+	}
+	return &sentError{err}
+}
+
+// clientTimeout is the read timeout of a go-redis client, the default of
+// Options.OpTimeout; 0 when rdb has none or is of another kind.
+func clientTimeout(rdb redis.UniversalClient) time.Duration {
+	var d time.Duration
+	switch c := rdb.(type) {
+	case *redis.Client:
+		d = c.Options().ReadTimeout
+	case *redis.ClusterClient:
+		d = c.Options().ReadTimeout
+	}
+	return max(d, 0)
 }
 
 // timeout picks the explicit option, else the URL's value, else the default.

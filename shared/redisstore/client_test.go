@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,17 +38,17 @@ func TestNewClientSingle(t *testing.T) {
 	o := c.Options()
 	if o.Network != "unix" || o.Addr != srv.Addr() || o.PoolSize != 3 ||
 		o.DialTimeout != 2*time.Second || o.ReadTimeout != 2*time.Second || o.WriteTimeout != 2*time.Second ||
-		!o.ContextTimeoutEnabled || o.MaxRetries != 0 || !o.DisableIdentity || o.TLSConfig != nil ||
+		o.PoolTimeout != 2*time.Second || !o.ContextTimeoutEnabled || o.MaxRetries != 0 || !o.DisableIdentity || o.TLSConfig != nil ||
 		o.MaintNotificationsConfig == nil || o.MaintNotificationsConfig.Mode != maintnotifications.ModeDisabled {
 		t.Fatalf("options = %+v", o)
 	}
-	if err := rdb.Ping(context.Background()).Err(); err != nil {
+	if err := rdb.Ping(t.Context()).Err(); err != nil {
 		t.Fatalf("Ping = %v", err)
 	}
 
 	rdb = mustClient(t, redisstore.ClientOptions{URL: "redis://h:6380/2?dial_timeout=5s&read_timeout=7s", ReadTimeout: time.Second})
 	o = rdb.(*redis.Client).Options()
-	if o.Addr != "h:6380" || o.DB != 2 || o.DialTimeout != 5*time.Second || o.ReadTimeout != time.Second || o.WriteTimeout != 2*time.Second {
+	if o.Addr != "h:6380" || o.DB != 2 || o.DialTimeout != 5*time.Second || o.ReadTimeout != time.Second || o.WriteTimeout != 2*time.Second || o.PoolTimeout != time.Second {
 		t.Fatalf("options = addr %s db %d timeouts %v %v %v", o.Addr, o.DB, o.DialTimeout, o.ReadTimeout, o.WriteTimeout)
 	}
 
@@ -67,7 +68,7 @@ func TestNewClientCluster(t *testing.T) {
 		t.Fatalf("NewClient = %T, want *redis.ClusterClient", rdb)
 	}
 	o := c.Options()
-	if o.DialTimeout != time.Second || o.ReadTimeout != 2*time.Second || !o.ContextTimeoutEnabled ||
+	if o.DialTimeout != time.Second || o.ReadTimeout != 2*time.Second || o.PoolTimeout != 2*time.Second || !o.ContextTimeoutEnabled ||
 		o.MaxRetries != -1 || !o.DisableIdentity || o.MaintNotificationsConfig.Mode != maintnotifications.ModeDisabled {
 		t.Fatalf("options = %+v", o)
 	}
@@ -75,9 +76,28 @@ func TestNewClientCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	if _, err := s.PutQueue(ctx, "q", ocypod.DefaultQueueSettings()); err != nil {
 		t.Fatalf("PutQueue through NewClient's cluster client = %v", err)
+	}
+	// On three nodes, seeded with one as with a configuration endpoint: the
+	// namespaces below hash to every node, so most calls follow a MOVED.
+	three := redistest.SharedCluster3(t)
+	seeded := mustClient(t, redisstore.ClientOptions{URL: three.URL(), ClusterMode: true})
+	onNode := map[int]bool{}
+	for i := 0; len(onNode) < three.Len(); i++ {
+		ns := redistest.Namespace(t)
+		onNode[three.NodeForKey(redisstore.LayoutOf(ns, 1).Key(0, "q"))] = true
+		s, err := redisstore.New(seeded, redisstore.Options{Namespace: ns})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.PutQueue(ctx, "q", ocypod.DefaultQueueSettings()); err != nil {
+			t.Fatalf("PutQueue on node %d = %v", three.NodeForKey(redisstore.LayoutOf(ns, 1).Key(0, "q")), err)
+		}
+		if c, err := s.CreateJob(ctx, "q", ocypod.JobSpec{}); err != nil || c.ID != 1 {
+			t.Fatalf("CreateJob = %d, %v", c.ID, err)
+		}
 	}
 	rdb = mustClient(t, redisstore.ClientOptions{URL: "rediss://cfg.example:6379", ClusterMode: true})
 	if tc := rdb.(*redis.ClusterClient).Options().TLSConfig; tc == nil || tc.MinVersion != tls.VersionTLS12 {
@@ -114,12 +134,12 @@ func TestNewClientBadURL(t *testing.T) {
 func TestNewClientCredentials(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Shared(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	user := redistest.Namespace(t)
 	if err := srv.Client().Do(ctx, "ACL", "SETUSER", user, "on", ">right-pass", "~*", "&*", "+@all").Err(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { srv.Client().Do(ctx, "ACL", "DELUSER", user) })
+	t.Cleanup(func() { srv.Client().Do(context.WithoutCancel(ctx), "ACL", "DELUSER", user) })
 	calls := 0
 	rdb := mustClient(t, redisstore.ClientOptions{URL: srv.URL(), Credentials: func(context.Context) (string, string, error) {
 		calls++
@@ -153,7 +173,7 @@ func TestUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	ctx := context.Background()
+	ctx := t.Context()
 	newStore := func() (*redisstore.Store, redis.UniversalClient) {
 		// One connection: after one failed dial the pool fails fast.
 		rdb := mustClient(t, redisstore.ClientOptions{URL: srv.URL(), PoolSize: 1})
@@ -198,6 +218,69 @@ func TestUnavailable(t *testing.T) {
 	if !errors.Is(err, redis.ErrClosed) {
 		t.Errorf("Ping on a closed client = %v, want it to wrap redis.ErrClosed", err)
 	}
+}
+
+// TestOperationDeadline: with Redis hung (SIGSTOP), every store operation
+// fails with 503 "timed out" within its budget, also while ten times more
+// calls than the pool has connections wait: the client's read timeout by default, or
+// Options.OpTimeout. The deadline hook bounds a command through a client of
+// NewClient even without the store.
+func TestOperationDeadline(t *testing.T) {
+	t.Parallel()
+	srv, err := redistest.StartServer(redistest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	const timeout, margin = 500 * time.Millisecond, 350 * time.Millisecond
+	rdb := mustClient(t, redisstore.ClientOptions{URL: srv.URL(), PoolSize: 2,
+		DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout})
+	byDefault, err := redisstore.New(rdb, redisstore.Options{Namespace: redistest.Namespace(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shorter, err := redisstore.New(rdb, redisstore.Options{Namespace: redistest.Namespace(t), OpTimeout: timeout / 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := byDefault.PutQueue(ctx, "q", ocypod.DefaultQueueSettings()); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Resume() })
+	var wg sync.WaitGroup
+	for name, f := range storeCalls(byDefault, 1) {
+		wg.Go(func() {
+			start := time.Now()
+			err := f(ctx)
+			if took := time.Since(start); took > timeout+margin {
+				t.Errorf("%s with Redis hung took %v", name, took)
+			}
+			if ocypod.ErrorKind(err) != ocypod.KindUnavailable || ocypod.ErrorMessage(err) != "Failed to connect to Redis: timed out" {
+				t.Errorf("%s with Redis hung = %v", name, err)
+			}
+		})
+	}
+	wg.Go(func() {
+		start := time.Now()
+		_, err := shorter.CreateJob(ctx, "q", ocypod.JobSpec{})
+		if took := time.Since(start); took > timeout/2+margin || ocypod.ErrorKind(err) != ocypod.KindUnavailable {
+			t.Errorf("CreateJob with OpTimeout %v took %v: %v", timeout/2, took, err)
+		}
+	})
+	for range 3 {
+		wg.Go(func() {
+			start := time.Now()
+			err := rdb.Get(ctx, "k").Err()
+			if took := time.Since(start); took > timeout+margin || err == nil {
+				t.Errorf("GET through the client with Redis hung took %v: %v", took, err)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // storeCalls calls every Store method once.
@@ -248,10 +331,10 @@ func TestNewValidatesNamespace(t *testing.T) {
 	}
 	// The default namespace is "ocypod".
 	s, _ := redisstore.New(rdb, redisstore.Options{})
-	if _, err := s.PutQueue(context.Background(), "q", ocypod.QueueSettings{}); err != nil {
+	if _, err := s.PutQueue(t.Context(), "q", ocypod.QueueSettings{}); err != nil {
 		t.Fatal(err)
 	}
-	if n := rdb.HExists(context.Background(), "{ocypod}:q", "q").Val(); !n {
+	if n := rdb.HExists(t.Context(), "{ocypod}:q", "q").Val(); !n {
 		t.Fatalf("the default namespace did not write {ocypod}:q")
 	}
 }

@@ -199,6 +199,12 @@ type storedJob struct {
 	Tracked          flexBool `json:"R"`
 	Abandoned        flexBool `json:"X"`
 	Group            string   `json:"E"`
+	// Fields Go does not read, named so that encoding/json's
+	// case-insensitive matching cannot pour them into the ones above.
+	Sc            flexNum  `json:"o"`
+	Sr            flexNum  `json:"O"`
+	HasDependents flexBool `json:"H"`
+	Blocked       flexBool `json:"K"`
 }
 
 // flexBool is true for JSON true or a non-zero number (lib.lua stores 1).
@@ -269,8 +275,13 @@ func decodeJob(id uint64, meta string, input, output, errText *string) (*ocypod.
 	// Ocypod's "ended" counts retries only; a failed job that will not be
 	// retried for another reason (abandoned, permanent, another budget)
 	// is marked so that it reads as ended too.
-	if (st == ocypod.StatusFailed || st == ocypod.StatusTimedOut) && m.Due == "" {
-		j.RetryAbandoned = !ocypod.IsEnded(st, j.Retries, j.RetriesAttempted, false)
+	if st == ocypod.StatusFailed || st == ocypod.StatusTimedOut {
+		if m.Due == "" {
+			j.RetryAbandoned = !ocypod.IsEnded(st, j.Retries, j.RetriesAttempted, false)
+		} else if ms, err := m.Due.int(); err == nil {
+			t := time.UnixMilli(ms).UTC()
+			j.RetryDue = &t
+		}
 	}
 	if input != nil {
 		if j.Input, err = rawJSON(*input); err != nil {

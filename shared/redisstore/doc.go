@@ -122,14 +122,16 @@
 //
 // Methods return errors wrapping an *ocypod.Error (errors.As works through
 // the "redisstore: <op>: " context): the refusals of each method's contract,
-// ocypod.Unavailable for connection trouble (dial and I/O errors, timeouts,
-// a closed client or exhausted pool, LOADING, READONLY, CLUSTERDOWN,
-// TRYAGAIN, MASTERDOWN, NOREPLICAS, NOAUTH, WRONGPASS, max clients) and
+// ocypod.Unavailable (503) for the failures in errors.go's table (dial and
+// I/O errors, timeouts, a closed client or exhausted pool, BUSY, LOADING,
+// OOM, READONLY, CLUSTERDOWN, TRYAGAIN, MASTERDOWN, NOREPLICAS, NOAUTH,
+// WRONGPASS, max clients), with a fixed text per class, and
 // ocypod.Internal for anything else. A refusal writes nothing.
 //
-// Scripts are not idempotent, so NewClient disables command retries. Two
-// cases remain where a script may have run although the call failed: an
-// Unavailable error after the command was sent (timeout, broken connection),
-// and the cluster client, which re-sends a command after a network error (go-
-// redis cannot turn that off without losing MOVED handling).
+// Scripts are not idempotent, so NewClient disables command retries, and a
+// cluster client built by it does not send a command again once it may
+// have reached Redis (failures before sending and error replies such as
+// MOVED are still retried). A script may still have run although the call
+// failed: an Unavailable error after the command was sent (a timeout, a
+// broken connection), when Redis runs it later.
 package redisstore

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -39,6 +40,10 @@ func TestTranslate(t *testing.T) {
 		{"eof", io.EOF, ocypod.KindUnavailable},
 		{"deadline", context.DeadlineExceeded, ocypod.KindUnavailable},
 		{"canceled", context.Canceled, ocypod.KindUnavailable},
+		{"dial refused with an address", &net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 6611}, Err: syscall.ECONNREFUSED}, ocypod.KindUnavailable},
+		{"busy", replyError("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."), ocypod.KindUnavailable},
+		{"oom", replyError("OOM command not allowed when used memory > 'maxmemory'."), ocypod.KindUnavailable},
+		{"unknown reply starting like a known one", replyError("BUSYKEY Target key name already exists."), ocypod.KindInternal},
 		{"loading", replyError("LOADING Redis is loading the dataset in memory"), ocypod.KindUnavailable},
 		{"readonly", replyError("READONLY You can't write against a read only replica."), ocypod.KindUnavailable},
 		{"clusterdown", replyError("CLUSTERDOWN The cluster is down"), ocypod.KindUnavailable},
@@ -59,6 +64,10 @@ func TestTranslate(t *testing.T) {
 		}
 		if !errors.Is(got, tc.err) {
 			t.Errorf("translate(%s) = %v, which does not wrap the cause", tc.name, got)
+		}
+		if msg := ocypod.ErrorMessage(got); tc.want == ocypod.KindUnavailable &&
+			(!strings.HasPrefix(msg, "Failed to connect to Redis: ") || strings.Contains(msg, tc.err.Error())) {
+			t.Errorf("translate(%s) tells the client %q", tc.name, msg)
 		}
 	}
 	if translate(nil) != nil {

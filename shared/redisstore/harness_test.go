@@ -116,7 +116,7 @@ type conformanceCase struct {
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	cases := slices.Concat(queueCases, jobCases, transitionCases, sweepCases, infoCases, corruptCases)
+	cases := slices.Concat(queueCases, jobCases, transitionCases, sweepCases, infoCases, corruptCases, jobModelCases, effectCases, listingCases)
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
@@ -435,7 +435,18 @@ func (h *harness) checkPartition(p int) {
 		}
 		if st == "queued" {
 			prio, _ := strconv.ParseInt(cmp.Or(str("p"), "0"), 10, 64)
-			want["idx"][q+" q "+lp(1000000-prio)+lp(cmp.Or(str("o"), "0"))+lp(cmp.Or(str("O"), "0"))+lp(id)] = ""
+			key := "m"
+			switch {
+			case prio > 0:
+				key = "a" + lp(1000000-prio)
+			case prio < 0:
+				key = "z" + lp(-prio)
+			}
+			sr := ""
+			if r := str("O"); r != "" && r != "0" {
+				sr = lp(r)
+			}
+			want["idx"][q+" q "+key+lp(cmp.Or(str("o"), "0"))+sr+" "+id] = ""
 		} else {
 			want["idx"][q+" "+code+" "+lp(id)] = ""
 		}

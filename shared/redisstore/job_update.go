@@ -126,10 +126,17 @@ func (s *Store) UpdateJob(ctx context.Context, id uint64, u ocypod.JobUpdate, ta
 		if tk, err = s.newTake(ctx, *take); err != nil {
 			return fail(err)
 		}
-		if first := tk.first(); first.p == c.p {
+		if first := tk.first(); first.p == c.p && len(tk.groups) == 1 {
 			// The next job's queue lives here: one call does both.
 			args["take"] = map[string]any{"queues": first.queues, "count": tk.count, "worker": tk.req.Worker}
 			c.queues = first.queues
+		} else {
+			// Elsewhere: a missing queue must refuse the PATCH too.
+			for _, q := range take.Queues {
+				if err := s.checkQueueExists(ctx, q); err != nil {
+					return fail(err)
+				}
+			}
 		}
 	}
 	var got struct {

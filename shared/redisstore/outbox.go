@@ -99,6 +99,17 @@ func (s *Store) applyEffect(ctx context.Context, e *effectEntry) error {
 			return fmt.Errorf("effect %s: unreadable spec: %w", e.ID, err)
 		}
 		e.created, r, err = s.createOnce(ctx, e.Queue, spec, e.ID)
+	case "copy":
+		spec, derr := copySpec(e)
+		if derr != nil {
+			return derr
+		}
+		e.created, r, err = s.createOnce(ctx, e.Queue, spec, e.ID)
+		if errors.Is(err, errQueueGone) {
+			s.log.WarnContext(ctx, "queue to retry a failed job in does not exist any more; the job is dropped",
+				"queue", e.Queue, "job_id", e.Job)
+			err = nil
+		}
 	case "dlq":
 		spec, derr := s.deadLetter(e)
 		if derr != nil {
@@ -172,6 +183,22 @@ func (s *Store) deadLetter(e *effectEntry) (map[string]any, error) {
 	}
 	b = append(b, '}')
 	return map[string]any{"input": string(b), "inherit_delays": true, "inherit_backoff": true}, nil
+}
+
+// copySpec is the create spec of a failed job retried into a queue of
+// another partition: its input, tags, priority and tracking; the rest
+// comes from the queue.
+func copySpec(e *effectEntry) (map[string]any, error) {
+	id, err := strconv.ParseUint(e.Job, 10, 64)
+	if err != nil || e.Meta == nil {
+		return nil, fmt.Errorf("effect %s: invalid copy", e.ID)
+	}
+	j, err := decodeJob(id, *e.Meta, e.Input, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("effect %s: %w", e.ID, err)
+	}
+	spec := ocypod.JobSpec{Input: j.Input, Tags: j.Tags, Priority: &j.Priority, Tracked: &j.Tracked}
+	return specArgs(&spec, time.Time{})
 }
 
 // ack deletes an applied effect from its outbox.

@@ -43,6 +43,10 @@ var (
 	scriptInfo        = loadScript("info.lua")
 	scriptSweep       = loadScript("sweep.lua")
 	scriptApply       = loadScript("apply.lua")
+	scriptList        = loadScript("list.lua")
+	scriptWorkers     = loadScript("workers.lua")
+	scriptRetryGroup  = loadScript("retry_group.lua")
+	scriptSchedule    = loadScript("schedule.lua")
 )
 
 // script is one Lua script, built on first use (building it scans lib.lua,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -58,7 +60,7 @@ func TestEveryScriptIsUsedAndLoads(t *testing.T) {
 // knownKeys are the key names partKey can build; a script naming another
 // would get a key no other script uses.
 var knownKeys = []string{"ap", "apt", "ctr", "deps", "dq", "drop", "due", "err", "exp", "fg", "fgc", "hist",
-	"idx", "inp", "j", "keys", "ob", "obt", "out", "q", "rl", "run", "sch", "scht", "st", "tag", "tot", "trk",
+	"idx", "inp", "j", "keys", "ob", "obt", "out", "q", "rl", "run", "sch", "schl", "scht", "st", "tag", "tot", "trk",
 	"wake", "wk", "wks"}
 
 func TestScriptsDeclareKnownKeys(t *testing.T) {
@@ -173,6 +175,27 @@ func TestLuaNumbers(t *testing.T) {
 			if fmt.Sprint(got) != c.want {
 				t.Errorf("%s: %s = %v, want %s", name, c.expr, got, c.want)
 			}
+		}
+	}
+}
+
+// TestStoredJobNamesEveryField checks that storedJob has a field for every
+// short name lib.lua stores: encoding/json matches names case-insensitively
+// when no field has the exact name, so "K" (blocked) would land in "k"
+// (key).
+func TestStoredJobNamesEveryField(t *testing.T) {
+	t.Parallel()
+	lib := readScript(libName)
+	start := strings.Index(lib, "local META = {")
+	end := strings.Index(lib[start:], "}") + start
+	tags := map[string]bool{}
+	typ := reflect.TypeOf(storedJob{})
+	for i := range typ.NumField() {
+		tags[strings.Split(typ.Field(i).Tag.Get("json"), ",")[0]] = true
+	}
+	for _, m := range regexp.MustCompile(`(\w+) = '(\w+)'`).FindAllStringSubmatch(lib[start:end], -1) {
+		if !tags[m[2]] {
+			t.Errorf("storedJob has no field for %s (%q)", m[1], m[2])
 		}
 	}
 }

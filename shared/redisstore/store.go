@@ -59,10 +59,6 @@ type Options struct {
 	// WorkerExpiry is how long a worker is listed after it last took a job;
 	// 0 means an hour.
 	WorkerExpiry time.Duration
-	// OpTimeout bounds every operation (pool wait, dial, reads and writes
-	// together) when the caller's context has no earlier deadline; 0 means
-	// no bound beyond the client's own timeouts.
-	OpTimeout time.Duration
 	// Logger receives one line per job that an inline sweep changed; nil
 	// discards them.
 	Logger *slog.Logger
@@ -77,6 +73,11 @@ type Options struct {
 	// ocypod.StorageFull) refuses the operation before Redis is touched.
 	// The local server bounds its embedded Redis's memory with it.
 	Admit func(ctx context.Context) error
+	// OpTimeout bounds each operation's Redis calls together, so that it
+	// fails (503) within this time even when it first waits for a pooled
+	// connection. 0 means the client's read timeout (NewClient's timeout);
+	// negative means none beyond the caller's context.
+	OpTimeout time.Duration
 }
 
 // Defaults of Options.
@@ -155,6 +156,9 @@ func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
 		s.mode.Store(modeEval)
 	default:
 		return nil, fmt.Errorf("redisstore: invalid script mode %q: want auto, functions or eval", opts.Scripts)
+	}
+	if s.o.OpTimeout == 0 {
+		s.o.OpTimeout = clientTimeout(rdb)
 	}
 	if s.o.SweepBatch <= 0 {
 		s.o.SweepBatch = defaultSweepBatch

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -220,9 +221,12 @@ func (t *takeCall) block(ctx context.Context, d time.Duration) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	errs := make(chan error, len(byPart))
+	secs := strconv.FormatFloat(max(d.Seconds(), 0.001), 'f', 3, 64)
 	for _, keys := range byPart {
 		wg.Go(func() {
-			err := t.s.rdb.BLPop(ctx, d, keys...).Err()
+			// BLPOP by hand: go-redis rounds a timeout under 1s up to 1s.
+			args := append([]any{"blpop"}, toAny(keys)...)
+			err := t.s.rdb.Do(ctx, append(args, secs)...).Err()
 			if err == nil || isNil(err) {
 				cancel()
 				return

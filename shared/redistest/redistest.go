@@ -13,6 +13,12 @@
 //		...
 //	}
 //
+// SharedCluster is a one-node cluster (every slot on one server, so a
+// script's CROSSSLOT error shows); SharedCluster3 and StartCluster are real
+// clusters of several primaries, with the node serving each key, per-node
+// statistics, and nodes to stop and restart for fault tests. Server.Pause
+// hangs a server (SIGSTOP) as an overloaded Redis would.
+//
 // redis-server must be on PATH (CI's .ci/run installs Debian's); without it
 // the tests fail with a message saying so.
 package redistest
@@ -84,12 +90,52 @@ func SharedCluster(tb testing.TB) *Server {
 	return sharedCluster.get(tb)
 }
 
+// sharedMulti is a package-wide multi-node cluster started on first use.
+type sharedMulti struct {
+	mu      sync.Mutex
+	opts    ClusterOptions
+	cluster *Cluster
+	err     error
+}
+
+var sharedCluster3 = &sharedMulti{opts: ClusterOptions{Primaries: 3}}
+
+// SharedCluster3 returns the package-wide cluster of 3 primaries, starting
+// it on first use (a few seconds); like Shared otherwise. Tests share it:
+// they use their own namespaces and never stop its nodes (fault tests start
+// their own with StartCluster).
+func SharedCluster3(tb testing.TB) *Cluster {
+	tb.Helper()
+	s := sharedCluster3
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cluster == nil && s.err == nil {
+		s.cluster, s.err = StartCluster(s.opts)
+	}
+	if s.err != nil {
+		tb.Fatalf("redistest: %v", s.err)
+	}
+	return s.cluster
+}
+
+func (s *sharedMulti) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cluster != nil {
+		if err := s.cluster.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "redistest:", err)
+		}
+		s.cluster = nil
+	}
+}
+
 // Main runs the tests of m, then stops the shared servers, then exits with
 // the tests' exit code. Call it from TestMain.
 func Main(m *testing.M) {
 	code := m.Run()
 	shared.close()
 	sharedCluster.close()
+	sharedCluster3.close()
 	os.Exit(code)
 }
 

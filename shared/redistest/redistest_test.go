@@ -1,11 +1,11 @@
 package redistest_test
 
 import (
-	"context"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -23,7 +23,7 @@ func TestShared(t *testing.T) {
 	if !strings.HasPrefix(srv.URL(), "unix://") || !strings.HasSuffix(srv.URL(), srv.Addr()) {
 		t.Fatalf("URL() = %q, Addr() = %q, want a unix socket URL", srv.URL(), srv.Addr())
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := srv.Client().Set(ctx, redistest.Namespace(t), "v", 0).Err(); err != nil {
 		t.Fatalf("SET = %v", err)
 	}
@@ -56,7 +56,7 @@ func TestNamespace(t *testing.T) {
 func TestMiniredis(t *testing.T) {
 	t.Parallel()
 	m, rdb := redistest.Miniredis(t)
-	if err := rdb.Set(context.Background(), "k", "v", 0).Err(); err != nil {
+	if err := rdb.Set(t.Context(), "k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := m.Get("k"); got != "v" {
@@ -66,7 +66,7 @@ func TestMiniredis(t *testing.T) {
 
 func TestAppendOnlyStopRestart(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, aof := range []bool{true, false} {
 		srv, err := redistest.StartServer(redistest.Options{AppendOnly: aof})
 		if err != nil {
@@ -121,7 +121,7 @@ func TestCluster(t *testing.T) {
 	if !ok {
 		t.Fatalf("Client() = %T, want *redis.ClusterClient", srv.Client())
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	if info := rdb.ClusterInfo(ctx).Val(); !strings.Contains(info, "cluster_state:ok") {
 		t.Fatalf("CLUSTER INFO = %q", info)
 	}
@@ -149,5 +149,39 @@ func TestStartServerWithoutRedis(t *testing.T) {
 	_, err := redistest.StartServer(redistest.Options{})
 	if err == nil || !strings.Contains(err.Error(), "redis-server not found on PATH") {
 		t.Fatalf("StartServer without redis-server = %v", err)
+	}
+}
+
+// TestPauseResume: a paused server answers nothing, and then everything.
+func TestPauseResume(t *testing.T) {
+	t.Parallel()
+	srv, err := redistest.StartServer(redistest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: srv.Addr(), MaxRetries: -1, ReadTimeout: 200 * time.Millisecond})
+	t.Cleanup(func() { _ = rdb.Close() })
+	ctx := t.Context()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Ping(ctx).Err(); err == nil || !strings.Contains(err.Error(), "i/o timeout") {
+		t.Fatalf("PING to a paused server = %v, want a timeout", err)
+	}
+	if err := srv.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		t.Fatalf("PING after Resume = %v", err)
+	}
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Pause(); err == nil {
+		t.Fatalf("Pause of a stopped server succeeded")
 	}
 }

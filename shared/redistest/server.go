@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -37,6 +38,7 @@ const startTimeout = 15 * time.Second
 // Close.
 type Server struct {
 	opts Options
+	node bool // a node of a Cluster: no slots of its own, plain client
 	dir  string
 	sock string // plain mode
 	port int    // cluster mode
@@ -55,11 +57,17 @@ func StartServer(o Options) (*Server, error) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		return nil, errors.New("redis-server not found on PATH: install it (Debian/Ubuntu: apt-get install redis-server; CI's .ci/run does this)")
 	}
+	return startServer(o, false)
+}
+
+// startServer starts a server; node selects a member of a Cluster, whose
+// slots the Cluster assigns.
+func startServer(o Options, node bool) (*Server, error) {
 	dir, err := os.MkdirTemp("", "redistest-")
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: o, dir: dir, sock: filepath.Join(dir, "redis.sock")}
+	s := &Server{opts: o, node: node, dir: dir, sock: filepath.Join(dir, "redis.sock")}
 	for attempt := 0; ; attempt++ {
 		if o.Cluster {
 			if s.port, s.bus, err = freePorts(); err != nil {
@@ -97,6 +105,11 @@ func (s *Server) args() []string {
 		a = append(a, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
 			"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(s.bus),
 			"--cluster-config-file", filepath.Join(s.dir, "nodes.conf"))
+		if s.node {
+			// The other nodes keep serving their slots while one is down;
+			// the node timeout only decides when a silent node is flagged.
+			a = append(a, "--cluster-require-full-coverage", "no", "--cluster-node-timeout", "5000")
+		}
 	} else {
 		a = append(a, "--port", "0", "--unixsocket", s.sock, "--unixsocketperm", "700")
 	}
@@ -149,7 +162,7 @@ func (s *Server) waitReady(done <-chan struct{}) error {
 	slotsAdded := false
 	for {
 		err := ping(ctx, rdb)
-		if err == nil && s.opts.Cluster {
+		if err == nil && s.opts.Cluster && !s.node {
 			err = s.clusterReady(ctx, rdb, &slotsAdded)
 		}
 		if err == nil {
@@ -216,14 +229,19 @@ func (s *Server) Addr() string {
 	return s.sock
 }
 
-// Client returns the server's client (a cluster client in cluster mode),
-// created on first use and closed by Close. It survives Stop and Restart:
-// broken pooled connections are replaced.
+// Client returns the server's client (a cluster client in cluster mode; a
+// plain client to this node alone for a node of a Cluster), created on first
+// use and closed by Close. It survives Stop and Restart: broken pooled
+// connections are replaced.
 func (s *Server) Client() redis.UniversalClient {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.client == nil {
-		if s.opts.Cluster {
+		if s.node {
+			s.client = redis.NewClient(&redis.Options{
+				Addr: s.Addr(), DisableIdentity: true, MaintNotificationsConfig: noMaint(), MaxRetries: -1,
+			})
+		} else if s.opts.Cluster {
 			s.client = redis.NewClusterClient(&redis.ClusterOptions{
 				Addrs: []string{s.Addr()}, DisableIdentity: true, MaintNotificationsConfig: noMaint(),
 			})
@@ -252,6 +270,25 @@ func (s *Server) Stop() error {
 	}
 	<-done
 	return nil
+}
+
+// Pause stops the process with SIGSTOP: it keeps its sockets, and the
+// kernel still accepts connections and buffers commands for it, but nothing
+// is answered until Resume. That is how a hung or overloaded Redis looks to
+// a client.
+func (s *Server) Pause() error { return s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused process (SIGCONT); it then serves the commands
+// that were buffered meanwhile, including those of clients that gave up.
+func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return errors.New("redistest: the server is stopped")
+	}
+	return s.cmd.Process.Signal(sig)
 }
 
 // Restart starts the server again on the same socket or port and data

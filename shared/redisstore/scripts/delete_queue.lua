@@ -15,8 +15,9 @@ redis.call('HDEL', K.q, q, q .. ' w')
 redis.call('HDEL', K.rl, q)
 redis.call('DEL', K.wake)
 redis.call('HSET', K.drop, q, cjson.encode({g = s.g, r = 1}))
-for _, m in ipairs(redis.call('ZRANGEBYLEX', K.scht, lex_range(q))) do
+for _, m in ipairs(redis.call('ZRANGEBYLEX', K.schl, lex_range(q))) do
   redis.call('HDEL', K.sch, m)
   redis.call('ZREM', K.scht, m)
+  redis.call('ZREM', K.schl, m)
 end
 return reply({})

@@ -317,11 +317,10 @@ end
 local function effect(e)
   local n = redis.call('HINCRBY', K.ctr, 'ob', 1)
   e.id = A.p .. '-' .. int_str(n)
-  local s = cjson.encode(e)
-  redis.call('HSET', K.ob, e.id, s)
+  redis.call('HSET', K.ob, e.id, cjson.encode(e))
   redis.call('ZADD', K.obt, A.ms, e.id)
   A.effects = A.effects or {}
-  A.effects[#A.effects + 1] = s
+  A.effects[#A.effects + 1] = e
 end
 
 -- push_history appends the job's current attempt (which has ended) to its
@@ -360,7 +359,7 @@ local function make_runnable(j, seq)
   if j.run_at and ms(j.run_at) > A.ms then
     j.status, j.due = 'scheduled', ms(j.run_at)
     j.sc, j.sr = nil, nil
-  elseif num(j.waiting) > 0 or j.blocked then
+  elseif j.waiting_on or j.blocked then
     j.status, j.due = 'waiting', nil
     j.sc, j.sr = nil, nil
   else
@@ -781,13 +780,16 @@ end
 -- returns the taken jobs ({id, queue, attempt, input}), the queues that do
 -- not exist here, and what the inline promotion did.
 local function take_from(queues, count, worker, swept)
-  local taken, missing, spans = {}, {}, {}
-  for _, q in ipairs(queues) do
+  local taken, missing, spans, settings = {}, {}, {}, {}
+  for i, q in ipairs(queues) do
+    settings[i] = queue_settings(q) or false
+    if not settings[i] then missing[#missing + 1] = q end
+  end
+  if #missing > 0 then return taken, missing, spans end
+  for i, q in ipairs(queues) do
     if #taken >= count then break end
-    local qs = queue_settings(q)
-    if not qs then
-      missing[#missing + 1] = q
-    else
+    local qs = settings[i]
+    do
       spans[q] = {num(qs.k), num(qs.s)}
       promote_due(q, count + 8, swept)
       local room = count - #taken
