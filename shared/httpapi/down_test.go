@@ -43,7 +43,7 @@ func TestRedisDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := &logRecorder{}
-	h := New(envStore{Store: store}, Options{Logger: slog.New(logs)}).Handler()
+	h := New(store, Options{Logger: slog.New(logs)}).Handler()
 
 	const prefix = "Failed to connect to Redis: "
 	t.Run("routes", func(t *testing.T) {

@@ -39,7 +39,7 @@ func newEnv(tb testing.TB, opts Options) *testEnv {
 	}
 	logs := &logRecorder{tb: tb}
 	opts.Logger = slog.New(logs)
-	api := New(envStore{Store: store}, opts)
+	api := New(store, opts)
 	snapshot := func(tb testing.TB) map[string]string {
 		tb.Helper()
 		ctx := context.Background()

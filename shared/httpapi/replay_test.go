@@ -138,10 +138,12 @@ var replayChanged = map[string]string{
 	"GET /job/1?fields=id,id": "=> 200\nContent-Type: application/json\n" + `"{\"id\":1}"`,
 	"GET /job/1?fields=status,status,ended": "=> 200\nContent-Type: application/json\n" +
 		`"{\"status\":\"queued\",\"ended\":false}"`,
-	"GET /job":                   "=> 400\nContent-Type: text/plain; charset=utf-8\n" + `"Invalid queues: give at least one queue"`,
-	"POST /job":                  "=> 405\nAllow: GET\n" + `""`,
-	"GET /jobs":                  "=> 200\nContent-Type: application/json\n" + `"{\"jobs\":[],\"next_cursor\":null}"`,
-	"GET /queue/q/jobs":          "=> 200\nContent-Type: application/json\n" + `"{\"jobs\":[],\"next_cursor\":null}"`,
+	"GET /job":  "=> 400\nContent-Type: text/plain; charset=utf-8\n" + `"Invalid queues: give at least one queue"`,
+	"POST /job": "=> 405\nAllow: GET\n" + `""`,
+	"GET /jobs?fields=id,status": "=> 200\nContent-Type: application/json\n" +
+		`"{\"jobs\":[{\"id\":1,\"status\":\"queued\"}],\"next_cursor\":null}"`,
+	"GET /queue/q/jobs?fields=id,status": "=> 200\nContent-Type: application/json\n" +
+		`"{\"jobs\":[{\"id\":1,\"status\":\"queued\"}],\"next_cursor\":null}"`,
 	"POST /queue/q/jobs {}":      "=> 400\nContent-Type: text/plain; charset=utf-8\n" + `"Invalid jobs: expected an array of 1 to 1000 job bodies"`,
 	"PATCH /queue/q {}":          "=> 204\n" + `""`,
 	"PATCH /queue/bad%20name {}": "=> 400\nContent-Type: text/plain; charset=utf-8\n" + `"Invalid queue name, valid characters: a-zA-Z0-9_.-"`,
