@@ -370,10 +370,10 @@ func decodeSchedule(d *wire.Doc, queue, id string) (ocypod.Schedule, error) {
 	if err != nil {
 		return ocypod.Schedule{}, within("job", err)
 	}
-	if spec.RunAt != nil {
-		return ocypod.Schedule{}, invalid("job", "run_at cannot recur; use delay")
+	if spec.RunAt != nil || spec.Delay != nil {
+		return ocypod.Schedule{}, invalid("job", "a schedule's job cannot have run_at or delay")
 	}
-	s.Job = wire.Canonical(job)
+	s.Job, s.Spec = wire.Canonical(job), spec
 	return s, nil
 }
 

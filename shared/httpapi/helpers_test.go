@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -129,3 +131,9 @@ func (l *logRecorder) lines() []string {
 	}
 	return out
 }
+
+// equalSnapshots reports whether two snapshots of Redis hold the same keys
+// with the same values.
+func equalSnapshots(a, b map[string]string) bool { return maps.Equal(a, b) }
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -29,15 +29,14 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, queue string) error {
 	if err != nil {
 		return err
 	}
-	fields, err := parseFields(q)
-	if err != nil {
+	if req.Fields, err = parseFields(q); err != nil {
 		return err
 	}
 	page, err := a.store.ListJobs(r.Context(), req)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, wire.AppendJobPage(make([]byte, 0, 512*len(page.Jobs)+32), page, fields))
+	writeJSON(w, http.StatusOK, wire.AppendJobPage(make([]byte, 0, 512*len(page.Jobs)+32), page, req.Fields))
 	return nil
 }
 
