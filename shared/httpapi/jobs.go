@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
 	"github.com/ocyless/ocyless/shared/wire"
@@ -201,18 +202,18 @@ func (a *API) createJobs(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// event logs a job event at info level: one line per job and event.
+// event logs a job event at info level: one line per job and event. It
+// hands the record to the handler itself: slog.Logger would also look up
+// the caller's program counter (runtime.Callers) for every line, which
+// only a handler with AddSource reads, and which would name this function.
 func (a *API) event(r *http.Request, msg string, id uint64, attrs ...slog.Attr) {
 	ctx := r.Context()
-	if !a.log.Enabled(ctx, slog.LevelInfo) {
+	h := a.log.Handler()
+	if !h.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
-	switch len(attrs) {
-	case 0:
-		a.log.LogAttrs(ctx, slog.LevelInfo, msg, slog.Uint64("job_id", id))
-	case 1:
-		a.log.LogAttrs(ctx, slog.LevelInfo, msg, slog.Uint64("job_id", id), attrs[0])
-	default:
-		a.log.LogAttrs(ctx, slog.LevelInfo, msg, append([]slog.Attr{slog.Uint64("job_id", id)}, attrs...)...)
-	}
+	rec := slog.NewRecord(time.Now(), slog.LevelInfo, msg, 0)
+	rec.AddAttrs(slog.Uint64("job_id", id))
+	rec.AddAttrs(attrs...)
+	_ = h.Handle(ctx, rec)
 }

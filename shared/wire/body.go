@@ -55,7 +55,7 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 		// The length is known: read into a buffer of that size at once.
 		src = make([]byte, 0, n+1)
 	}
-	src, err := readAll(io.LimitReader(body, limit+1), src)
+	src, err := readAll(&io.LimitedReader{R: body, N: limit + 1}, src)
 	if err != nil {
 		return nil, ReadError(err)
 	}
@@ -65,10 +65,11 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 	return src, nil
 }
 
-// readAll is io.ReadAll into buf's spare capacity.
-func readAll(rd io.Reader, buf []byte) ([]byte, error) {
+// readAll is io.ReadAll into buf's spare capacity (growing it if need
+// be); rd is concrete, so that it stays on the stack.
+func readAll(rd *io.LimitedReader, buf []byte) ([]byte, error) {
 	if cap(buf) == 0 {
-		return io.ReadAll(rd)
+		buf = make([]byte, 0, 512)
 	}
 	for {
 		n, err := rd.Read(buf[len(buf):cap(buf)])

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // HandlerFunc answers one request: it writes its success response itself,
@@ -151,7 +152,12 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Every answer, success, error or empty, tells browsers not to guess
 	// its type.
 	w.Header()["X-Content-Type-Options"] = nosniff
-	sw := &statusWriter{ResponseWriter: w}
+	sw := writers.Get().(*statusWriter)
+	sw.ResponseWriter, sw.wrote = w, false
+	defer func() {
+		sw.ResponseWriter = nil
+		writers.Put(sw)
+	}()
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
@@ -170,6 +176,10 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 var nosniff = []string{"nosniff"}
+
+// writers recycles the statusWriters: one per request otherwise. A handler
+// never keeps its writer past its return.
+var writers = sync.Pool{New: func() any { return new(statusWriter) }}
 
 // answer hands err to the ErrorFunc, on a writer that drops everything if
 // the response was already started.
