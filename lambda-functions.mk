@@ -38,4 +38,6 @@ LAMBDA_FUNCTIONS := \
 	WorkerFunction:functions/worker \
 	SweepTimeoutsFunction:sweeper/timeouts \
 	SweepRetriesFunction:sweeper/retries \
-	SweepExpiryFunction:sweeper/expiry
+	SweepExpiryFunction:sweeper/expiry \
+	SweepSchedulesFunction:sweeper/schedules \
+	SweepOutboxFunction:sweeper/outbox

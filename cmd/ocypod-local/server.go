@@ -244,6 +244,14 @@ func interval(s config.Server, k sweep.Kind) time.Duration {
 		return s.TimeoutCheckInterval
 	case sweep.Retries:
 		return s.RetryCheckInterval
+	case sweep.Schedules:
+		// Recurring jobs fire on the second (takes see scheduled jobs
+		// without this sweep).
+		return time.Second
+	case sweep.Outbox:
+		// The request applies its effects itself; this only catches what
+		// a failure left behind.
+		return 10 * time.Second
 	}
 	return s.ExpiryCheckInterval
 }

@@ -120,6 +120,12 @@ func (f *fakeSweeps) SweepRetries(context.Context) (redisstore.SweepResult, erro
 func (f *fakeSweeps) SweepExpiry(context.Context) (redisstore.SweepResult, error) {
 	return f.next("expiry")
 }
+func (f *fakeSweeps) SweepSchedules(context.Context) (redisstore.SweepResult, error) {
+	return f.next("schedules")
+}
+func (f *fakeSweeps) SweepOutbox(context.Context) (redisstore.SweepResult, error) {
+	return f.next("outbox")
+}
 
 // TestSweepHandlerPayloads: whatever the schedule delivers, the handler
 // runs its own sweep and returns a JSON summary of counts.

@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/redis/go-redis/v9"
 	"log/slog"
 	"math"
 	"strconv"
 	"time"
-
-	"github.com/ocyless/ocyless/shared/ocypod"
 )
 
 // SweepResult reports one sweep call over every partition. The id lists
@@ -161,4 +160,41 @@ func scoreTime(score string) time.Time {
 	return time.UnixMilli(int64(ms)).UTC()
 }
 
-var _ = ocypod.Internal
+// OldestDue is how long the oldest work that is due has waited for a
+// sweep: a running job past its deadline, a scheduled job or retry past its
+// due time, an ended job past its expiry, an outbox entry past its grace
+// period. Zero when nothing is overdue. The sweepers report it as a
+// metric, so an alarm can tell sweeps that stopped or fall behind. One
+// pipelined round over partitions.
+func (s *Store) OldestDue(ctx context.Context) (time.Duration, error) {
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	pipe := s.rdb.Pipeline()
+	var cmds []interface {
+		Result() ([]redis.Z, error)
+	}
+	for p := range s.l.P {
+		for _, idx := range []string{"run", "due", "exp", "obt"} {
+			cmds = append(cmds, pipe.ZRangeWithScores(ctx, s.l.key(p, idx), 0, 0))
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, fmt.Errorf("redisstore: oldest due: %w", translate(err))
+	}
+	now := s.now()
+	var oldest time.Duration
+	for i, c := range cmds {
+		z, err := c.Result()
+		if err != nil || len(z) == 0 {
+			continue
+		}
+		due := time.UnixMilli(int64(z[0].Score))
+		if i%4 == 3 { // outbox entries are due after their grace period
+			due = due.Add(outboxGrace)
+		}
+		if age := now.Sub(due); age > oldest {
+			oldest = age
+		}
+	}
+	return oldest, nil
+}

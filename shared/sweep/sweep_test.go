@@ -33,6 +33,10 @@ func (f *fakeStore) next() (redisstore.SweepResult, error) {
 func (f *fakeStore) SweepTimeouts(context.Context) (redisstore.SweepResult, error) { return f.next() }
 func (f *fakeStore) SweepRetries(context.Context) (redisstore.SweepResult, error)  { return f.next() }
 func (f *fakeStore) SweepExpiry(context.Context) (redisstore.SweepResult, error)   { return f.next() }
+func (f *fakeStore) SweepSchedules(context.Context) (redisstore.SweepResult, error) {
+	return f.next()
+}
+func (f *fakeStore) SweepOutbox(context.Context) (redisstore.SweepResult, error) { return f.next() }
 
 // fakeClock advances only when the runner sleeps.
 type fakeClock struct {
