@@ -41,7 +41,7 @@ func grown(t *testing.T) deploygen.Input {
 		httpapi.Route{Name: "failure-group", Method: http.MethodDelete, Pattern: "/failures/{group}"},
 		httpapi.Route{Name: "run-schedule", Method: http.MethodPost, Pattern: "/queue/{name}/schedules/{id}"},
 	)
-	in.Kinds = append(in.Kinds, "schedules", "outbox")
+	in.Kinds = append(in.Kinds, "digest", "archive")
 	return in
 }
 
@@ -210,9 +210,9 @@ func TestGrowth(t *testing.T) {
 		overlay[abs] = filepath.Join(dir, f.Dir, "main.go")
 		pkgs = append(pkgs, "./"+f.Dir)
 	}
-	src, err := os.ReadFile(filepath.Join(dir, "sweeper/schedules/main.go"))
-	if err != nil || !bytes.Contains(src, []byte(`lambdamain.Sweep(sweep.Kind("schedules"))`)) {
-		t.Errorf("sweeper/schedules/main.go = %s (%v), want a sweep.Kind conversion (no constant yet)", src, err)
+	src, err := os.ReadFile(filepath.Join(dir, "sweeper/digest/main.go"))
+	if err != nil || !bytes.Contains(src, []byte(`lambdamain.Sweep(sweep.Kind("digest"))`)) {
+		t.Errorf("sweeper/digest/main.go = %s (%v), want a sweep.Kind conversion (no constant yet)", src, err)
 	}
 	alarms := 0
 	for id := range tmpl.Resources {
