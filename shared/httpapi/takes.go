@@ -42,6 +42,7 @@ func (a *API) nextJob(w http.ResponseWriter, r *http.Request) error {
 // from several queues, in the given order (order=ordered, the default) or
 // starting at a different queue each call (order=round_robin). Its take
 // objects always have the four keys; with count the answer is an array.
+// Nothing to take answers 204 as nextJob does.
 func (a *API) takeJobs(w http.ResponseWriter, r *http.Request) error {
 	q := query(r)
 	queues, err := queuesParam(q)
@@ -66,6 +67,9 @@ func (a *API) takeJobs(w http.ResponseWriter, r *http.Request) error {
 	jobs, err := a.store.Take(r.Context(), t.req)
 	if err != nil {
 		return err
+	}
+	if len(jobs) == 0 && !t.wait {
+		a.pause(r)
 	}
 	a.answerTake(w, r, &t, jobs, true)
 	return nil
