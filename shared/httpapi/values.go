@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -20,7 +21,7 @@ import (
 // integerText reports whether s is an integer literal: an optional '-'
 // then digits (what JSON allows; no fraction, no exponent).
 func integerText(s string) bool {
-	s, _ = cutPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
 	if s == "" {
 		return false
 	}
@@ -30,13 +31,6 @@ func integerText(s string) bool {
 		}
 	}
 	return true
-}
-
-func cutPrefix(s, prefix string) (string, bool) {
-	if len(s) >= len(prefix) && s[:len(prefix)] == prefix {
-		return s[len(prefix):], true
-	}
-	return s, false
 }
 
 // intValue reads an integer from lo to hi.

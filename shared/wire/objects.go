@@ -3,7 +3,7 @@ package wire
 import (
 	"slices"
 	"strconv"
-	"time"
+	"strings"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
 )
@@ -329,15 +329,7 @@ func AppendSchedules(b []byte, ss []ocypod.Schedule) []byte {
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortFunc(idx, func(x, y int) int {
-		switch {
-		case ss[x].ID < ss[y].ID:
-			return -1
-		case ss[x].ID > ss[y].ID:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(idx, func(x, y int) int { return strings.Compare(ss[x].ID, ss[y].ID) })
 	b = append(b, '[')
 	for n, i := range idx {
 		if n > 0 {
@@ -363,6 +355,3 @@ func AppendRetried(b []byte, n int) []byte {
 	b = strconv.AppendInt(b, int64(n), 10)
 	return append(b, '}')
 }
-
-// FormatDate is a stats day as YYYY-MM-DD (UTC).
-func FormatDate(t time.Time) string { return t.UTC().Format(time.DateOnly) }
