@@ -67,6 +67,10 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 10s; CI runs 5s)
 soak: ## the fault and concurrency tests, repeated (SOAK_COUNT=5)
 	$(GO) test -race -count=$(SOAK_COUNT) -v -run . ./shared/reliability/
 
+.PHONY: migrate
+migrate: ## upgrade a namespace written by version 1 of the store (CONFIG=path/to/ocypod.toml or OCYPOD_REDIS_URL=...)
+	$(GO) run ./cmd/ocypod-local --upgrade $(CONFIG)
+
 .PHONY: bench
 bench: ## every benchmark in one run on private redis-servers (a few minutes; BullMQ and bee-queue through node and npm when installed); rewrites docs/benchmarks.md
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./shared/bench/ -args -doc=$(CURDIR)/docs/benchmarks.md

@@ -72,11 +72,14 @@ func runWith(ctx context.Context, args []string, getenv func(string) (string, bo
 	if err != nil {
 		return err
 	}
+	if action == "upgrade" {
+		return upgradeOnly(ctx, cfg, getenv, stderr)
+	}
 	return serve(ctx, cfg, path, getenv, stderr, h)
 }
 
-// parseArgs reads [CONFIG_PATH], -h/--help and -V/--version. action is
-// "help", "version" or "" (run the server).
+// parseArgs reads [CONFIG_PATH], --upgrade, -h/--help and -V/--version.
+// action is "help", "version", "upgrade" or "" (run the server).
 func parseArgs(args []string) (path, action string, err error) {
 	var positional []string
 	for i := 0; i < len(args); i++ {
@@ -84,6 +87,8 @@ func parseArgs(args []string) (path, action string, err error) {
 		switch {
 		case a == "-h" || a == "--help":
 			return "", "help", nil
+		case a == "--upgrade":
+			action = "upgrade"
 		case a == "-V" || a == "--version":
 			return "", "version", nil
 		case a == "--":
@@ -97,12 +102,12 @@ func parseArgs(args []string) (path, action string, err error) {
 	}
 	switch len(positional) {
 	case 0:
-		return "", "", nil
+		return "", action, nil
 	case 1:
 		if positional[0] == "" {
 			return "", "", errors.New("error: the config path is empty")
 		}
-		return positional[0], "", nil
+		return positional[0], action, nil
 	}
 	return "", "", fmt.Errorf("error: unexpected argument '%s'\n\nUsage: %s [CONFIG_PATH]\n\nFor more information, try '--help'", positional[1], program)
 }
@@ -120,6 +125,7 @@ Arguments:
   [CONFIG_PATH]  Path to an Ocypod TOML configuration file
 
 Options:
+  --upgrade      Upgrade a namespace written by version 1 of the store, then exit
   -h, --help     Print help
   -V, --version  Print version
 

@@ -35,13 +35,13 @@ func grown(t *testing.T) deploygen.Input {
 		t.Fatal(err)
 	}
 	in.Routes = append(in.Routes,
-		httpapi.Route{Name: "list-dead-letters", Method: http.MethodGet, Pattern: "/dead"},
-		httpapi.Route{Name: "delete-jobs", Method: http.MethodDelete, Pattern: "/queue/{name}/jobs"},
-		httpapi.Route{Name: "move-queue", Method: http.MethodPost, Pattern: "/queue/{name}"},
-		httpapi.Route{Name: "failure-group", Method: http.MethodDelete, Pattern: "/failures/{group}"},
-		httpapi.Route{Name: "run-schedule", Method: http.MethodPost, Pattern: "/queue/{name}/schedules/{id}"},
+		httpapi.Route{Name: "growth-list", Method: http.MethodGet, Pattern: "/growth"},
+		httpapi.Route{Name: "growth-create", Method: http.MethodPost, Pattern: "/growth/{name}/items"},
+		httpapi.Route{Name: "growth-patch", Method: http.MethodPatch, Pattern: "/growth/{name}"},
+		httpapi.Route{Name: "growth-group", Method: http.MethodGet, Pattern: "/growth-groups/{group}"},
+		httpapi.Route{Name: "growth-put", Method: http.MethodPut, Pattern: "/growth/{name}/plans/{id}"},
 	)
-	in.Kinds = append(in.Kinds, "digest", "archive")
+	in.Kinds = append(in.Kinds, "vacuum", "audit")
 	return in
 }
 
@@ -210,9 +210,9 @@ func TestGrowth(t *testing.T) {
 		overlay[abs] = filepath.Join(dir, f.Dir, "main.go")
 		pkgs = append(pkgs, "./"+f.Dir)
 	}
-	src, err := os.ReadFile(filepath.Join(dir, "sweeper/digest/main.go"))
-	if err != nil || !bytes.Contains(src, []byte(`lambdamain.Sweep(sweep.Kind("digest"))`)) {
-		t.Errorf("sweeper/digest/main.go = %s (%v), want a sweep.Kind conversion (no constant yet)", src, err)
+	src, err := os.ReadFile(filepath.Join(dir, "sweeper/vacuum/main.go"))
+	if err != nil || !bytes.Contains(src, []byte(`lambdamain.Sweep(sweep.Kind("vacuum"))`)) {
+		t.Errorf("sweeper/vacuum/main.go = %s (%v), want a sweep.Kind conversion (no constant yet)", src, err)
 	}
 	alarms := 0
 	for id := range tmpl.Resources {

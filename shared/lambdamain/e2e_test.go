@@ -16,6 +16,7 @@ import (
 	"github.com/ocyless/ocyless/internal/deploygen"
 	"github.com/ocyless/ocyless/shared/deploytest"
 	"github.com/ocyless/ocyless/shared/httpapi"
+	"github.com/ocyless/ocyless/shared/metrics/emf"
 	"github.com/ocyless/ocyless/shared/redistest"
 )
 
@@ -263,6 +264,23 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("sweep-timeouts summary = %s (%v), want 1 job timed out", res.Body, err)
 	}
 	t.Logf("sweep-timeouts took %v: %s", time.Since(start).Round(time.Millisecond), res.Body)
+	// The invocation wrote its CloudWatch metrics to stdout, as one EMF line.
+	var emfLines []string
+	for line := range strings.SplitSeq(e.proc("timeouts").Output(), "\n") {
+		if strings.Contains(line, `"_aws"`) {
+			emfLines = append(emfLines, line)
+		}
+	}
+	if len(emfLines) != 1 {
+		t.Fatalf("sweep-timeouts wrote %d EMF lines, want 1:\n%s", len(emfLines), e.proc("timeouts").Output())
+	}
+	f := parseEMF(t, []byte(emfLines[0]+"\n"))
+	if f.values[emf.SweptJobs] != 1 || f.values[emf.SweepDurationSeconds] <= 0 || f.dims[emf.SweptJobs][emf.DimSweep] != "timeouts" {
+		t.Errorf("EMF line %s: want 1 job swept by timeouts in a positive duration", emfLines[0])
+	}
+	if age, ok := f.values[emf.OldestDueJobAgeSeconds]; !ok || age < 0 || f.dims[emf.OldestDueJobAgeSeconds][emf.DimKeyNamespace] == "" {
+		t.Errorf("EMF line %s: want OldestDueJobAgeSeconds with its KeyNamespace", emfLines[0])
+	}
 	expect(t, "GET short status", e.call("job-status", e.request("job-status", map[string]string{"id": short.Body}, "", "")),
 		http.StatusOK, `"timed_out"`)
 

@@ -1,6 +1,7 @@
 package lambdamain
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"github.com/ocyless/ocyless/shared/config"
 	"github.com/ocyless/ocyless/shared/httpapi"
 	"github.com/ocyless/ocyless/shared/lambdahttp"
+	"github.com/ocyless/ocyless/shared/ocypod"
 	"github.com/ocyless/ocyless/shared/redisstore"
 )
 
@@ -27,6 +29,17 @@ func NewHTTPHandler(getenv func(string) (string, bool), routeName string, log *s
 	if err != nil {
 		return nil, err
 	}
+	// The version route never touches Redis (its function has no network
+	// path to it).
+	if routeName != "version" {
+		upgrade, err := openStore(store, cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		if upgrade {
+			return nil, fmt.Errorf("namespace %q holds version-1 data: the sweepers are upgrading it (or run make migrate); this function starts once that is done", cfg.Redis.KeyNamespace)
+		}
+	}
 	api := httpapi.New(store, httpapi.Options{
 		MaxBodySize:  cfg.Server.MaxBodySize,
 		NextJobDelay: cfg.Server.NextJobDelay,
@@ -37,6 +50,25 @@ func NewHTTPHandler(getenv func(string) (string, bool), routeName string, log *s
 		return nil, fmt.Errorf("route %q: %w", routeName, err)
 	}
 	return lambdahttp.New(h, log), nil
+}
+
+// openStore checks the store's Redis at init (see redisstore.Open) and
+// reports whether version-1 data waits for an upgrade. A Redis that cannot
+// be reached now is logged, not fatal: requests answer 503 until it is.
+func openStore(store *redisstore.Store, cfg config.Config, log *slog.Logger) (upgrade bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.Redis.Timeout)
+	defer cancel()
+	info, err := store.Open(ctx)
+	switch {
+	case err != nil && ocypod.ErrorKind(err) == ocypod.KindUnavailable:
+		log.Warn("Redis not reachable at init; layout not checked", slog.String("error", ocypod.RedactSecrets(err.Error())))
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("store: %w", err)
+	case info.Eviction == "":
+		log.Debug("maxmemory-policy cannot be read here: not checked (it must be noeviction)")
+	}
+	return info.Upgrade, nil
 }
 
 // setup reads the configuration and builds the store. The Redis client
@@ -59,11 +91,9 @@ func setup(getenv func(string) (string, bool), log *slog.Logger) (config.Config,
 	if err != nil {
 		return config.Config{}, nil, fmt.Errorf("redis client: %w", err)
 	}
-	store, err := redisstore.New(client, redisstore.Options{
-		Namespace:  cfg.Redis.KeyNamespace,
-		SweepBatch: cfg.Sweep.Batch,
-		Logger:     log,
-	})
+	sopts := redisstore.ConfigOptions(cfg)
+	sopts.Logger = log
+	store, err := redisstore.New(client, sopts)
 	if err != nil {
 		return config.Config{}, nil, fmt.Errorf("store: %w", err)
 	}

@@ -125,6 +125,7 @@ var effectCases = []conformanceCase{
 		before := h.snapshot()
 		_, err := h.s.CreateJob(h.ctx, "q", ocypod.JobSpec{DependsOn: []uint64{a, 999_999}})
 		wantKind(t, "CreateJob(unknown dependency)", err, ocypod.KindInvalid, "Invalid depends_on: job 999999 does not exist")
+		h.wantUnchanged("unknown dependency", before)
 		x := h.create("q", ocypod.JobSpec{Delay: dur(60)})
 		y := h.create("q", ocypod.JobSpec{DependsOn: []uint64{x}})
 		before = h.snapshot()

@@ -116,7 +116,7 @@ type conformanceCase struct {
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	cases := slices.Concat(queueCases, jobCases, transitionCases, sweepCases, infoCases, corruptCases, jobModelCases, effectCases, listingCases)
+	cases := slices.Concat(queueCases, jobCases, transitionCases, sweepCases, infoCases, corruptCases, jobModelCases, effectCases, listingCases, upgradeCases)
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()

@@ -13,10 +13,6 @@ const MaxPartitions = 1024
 // clusterSlots is the number of Redis Cluster hash slots.
 const clusterSlots = 16384
 
-// maxID is the first id the store never gives: ids stay below 2^53, where
-// every client's JSON numbers are still exact.
-const maxID = 1 << 53
-
 // layout places a namespace's data in partitions: partition p's keys all
 // start with the hash tag of tags[p], so each partition is one cluster slot,
 // and the slots of the P partitions are spread evenly over the slot range

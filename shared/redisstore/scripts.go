@@ -47,6 +47,7 @@ var (
 	scriptWorkers     = loadScript("workers.lua")
 	scriptRetryGroup  = loadScript("retry_group.lua")
 	scriptSchedule    = loadScript("schedule.lua")
+	scriptUpgrade     = loadScript("upgrade.lua")
 )
 
 // script is one Lua script, built on first use (building it scans lib.lua,

@@ -60,7 +60,7 @@ func TestEveryScriptIsUsedAndLoads(t *testing.T) {
 // knownKeys are the key names partKey can build; a script naming another
 // would get a key no other script uses.
 var knownKeys = []string{"ap", "apt", "ctr", "deps", "dq", "drop", "due", "err", "exp", "fg", "fgc", "hist",
-	"idx", "inp", "j", "keys", "ob", "obt", "out", "q", "rl", "run", "sch", "schl", "scht", "st", "tag", "tot", "trk",
+	"idx", "inp", "j", "keys", "meta", "ob", "obt", "out", "q", "rl", "run", "sch", "schl", "scht", "st", "tag", "tot", "trk",
 	"wake", "wk", "wks"}
 
 func TestScriptsDeclareKnownKeys(t *testing.T) {

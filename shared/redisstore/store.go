@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ocyless/ocyless/shared/config"
 	"github.com/ocyless/ocyless/shared/ocypod"
 )
 
@@ -117,6 +118,8 @@ type Store struct {
 	// crashAfterCall makes afterCall stop before applying effects, as a
 	// process dying right after a script would (tests only).
 	crashAfterCall bool
+	// policy caches the eviction policy check of Ping.
+	policy policyCheck
 	// shardCache holds what this process knows of sharded queues
 	// (queue name -> shardInfo).
 	shardCache sync.Map
@@ -182,9 +185,21 @@ func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
 func (s *Store) Partitions() int { return s.l.P }
 
 // Ping checks that Redis answers (GET /health): every node holding a
-// partition. It returns ocypod.Unavailable when Redis cannot be reached,
-// ocypod.Internal when it answers anything but PONG or an error.
+// partition, and that none evicts keys (maxmemory-policy allkeys-*, read
+// at most once a minute). It returns ocypod.Unavailable when Redis cannot
+// be reached, ocypod.Internal when it answers anything but PONG or an
+// error, or evicts.
 func (s *Store) Ping(ctx context.Context) error {
+	if err := s.ping(ctx); err != nil {
+		return err
+	}
+	if err := s.checkPolicy(ctx); err != nil {
+		return fmt.Errorf("redisstore: ping: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) ping(ctx context.Context) error {
 	ctx, cancel := s.opContext(ctx)
 	defer cancel()
 	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
@@ -226,8 +241,10 @@ type call struct {
 	p      int
 	queue  string   // names the "wake" key
 	queues []string // one wake list each (KW)
-	args   map[string]any
-	now    time.Time
+	// extra, when set, are the KW keys instead (whole key names).
+	extra []string
+	args  map[string]any
+	now   time.Time
 }
 
 // reply is what every script answers: its own fields, plus the queues its
@@ -251,6 +268,7 @@ func (s *Store) keysOf(b *built, c *call) []string {
 		for _, q := range c.queues {
 			keys = append(keys, s.l.key(c.p, "wake:"+q))
 		}
+		keys = append(keys, c.extra...)
 	}
 	return keys
 }
@@ -336,7 +354,9 @@ func (s *Store) exec(ctx context.Context, b *built, keys []string, arg string) (
 		case err == nil:
 			s.mode.CompareAndSwap(modeAuto, modeFunctions)
 			return res, nil
-		case s.mode.Load() == modeAuto && functionsUnsupported(err):
+		case s.mode.Load() != modeFunctions && functionsUnsupported(err):
+			// Auto mode on a server without FUNCTION (concurrent first calls
+			// may all land here).
 			s.mode.Store(modeEval)
 			s.log.Debug("Redis Functions are not available here; scripts run with EVALSHA", "reason", err.Error())
 		default:
@@ -544,4 +564,24 @@ func num(n uint64) any {
 		return n
 	}
 	return strconv.FormatUint(n, 10)
+}
+
+// ConfigOptions are the store's options of a configuration: namespace,
+// partitions, script mode (EVALSHA on ElastiCache Serverless unless the
+// configuration says otherwise), sweep batch, statistics history and worker
+// expiry. The caller adds the logger, clock and admission check.
+func ConfigOptions(c config.Config) Options {
+	scripts := c.Redis.Scripts
+	if scripts == "auto" && c.Redis.Serverless {
+		// Redis Functions are not documented for ElastiCache Serverless.
+		scripts = "eval"
+	}
+	return Options{
+		Namespace:    c.Redis.KeyNamespace,
+		Partitions:   c.Redis.Partitions,
+		Scripts:      scripts,
+		SweepBatch:   c.Sweep.Batch,
+		StatsDays:    c.Server.StatsHistory,
+		WorkerExpiry: c.Server.WorkerExpiry,
+	}
 }
