@@ -214,3 +214,13 @@ func TestSchedules(t *testing.T) {
 	wantText(t, do(env.h, http.MethodGet, "/queue/q/schedules/nightly", ""), http.StatusNotFound,
 		"Schedule 'nightly' of queue 'q' does not exist")
 }
+
+// TestRetryUnknownGroupFirst: retrying a failure group that has no job,
+// as the first request a fresh store serves (a new Lambda process), is
+// {"retried":0}, like any other time.
+func TestRetryUnknownGroupFirst(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, Options{})
+	wantJSON(t, do(env.h, http.MethodPost, "/failures/none/retry", ""), http.StatusOK, `{"retried":0}`)
+	wantJSON(t, do(env.h, http.MethodPost, "/failures/none/retry", ""), http.StatusOK, `{"retried":0}`)
+}
