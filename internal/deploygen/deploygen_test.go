@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"gopkg.in/yaml.v3"
@@ -18,6 +19,7 @@ import (
 	"github.com/ocyless/ocyless/internal/deploygen"
 	"github.com/ocyless/ocyless/shared/httpapi"
 	"github.com/ocyless/ocyless/shared/lambdahttp"
+	"github.com/ocyless/ocyless/shared/ocypod"
 	"github.com/ocyless/ocyless/shared/sweep"
 )
 
@@ -41,6 +43,34 @@ func grown(t *testing.T) deploygen.Input {
 	)
 	in.Kinds = append(in.Kinds, "vacuum", "audit")
 	return in
+}
+
+// TestLongPollTimeouts: the routes whose takes wait up to ocypod.MaxWait
+// get a Lambda timeout above it and below API Gateway's 30 s; the others
+// keep the template's global one.
+func TestLongPollTimeouts(t *testing.T) {
+	t.Parallel()
+	in, err := deploygen.RepoInput(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := deploygen.Functions(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var long []string
+	for _, f := range fs {
+		if f.Timeout == 0 {
+			continue
+		}
+		long = append(long, f.Route.Name)
+		if secs := time.Duration(f.Timeout) * time.Second; secs <= ocypod.MaxWait || secs >= 30*time.Second {
+			t.Errorf("%s: timeout %ds, want above %v and below 30s", f.LogicalID, f.Timeout, ocypod.MaxWait)
+		}
+	}
+	if want := []string{"update-job", "next-job", "take-jobs"}; !slices.Equal(long, want) {
+		t.Errorf("long-poll functions %q, want %q", long, want)
+	}
 }
 
 // tempRepo is a directory holding the repository's template.yaml, as

@@ -17,6 +17,10 @@ type Options struct {
 	MaxBodySize  int64         // request body limit in bytes; <= 0 means DefaultMaxBodySize
 	NextJobDelay time.Duration // sleep before answering 204 on an empty queue
 	Logger       *slog.Logger  // nil discards logs
+	// Now is the clock of the times a request gives relative to now (a
+	// retry's delay, today's statistics); nil means time.Now. The store
+	// keeps its own clock for everything else.
+	Now func() time.Time
 }
 
 // API serves Ocypod's HTTP endpoints on a Store.
@@ -30,6 +34,9 @@ type API struct {
 func New(store Store, opts Options) *API {
 	if opts.MaxBodySize <= 0 {
 		opts.MaxBodySize = DefaultMaxBodySize
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	log := opts.Logger
 	if log == nil {

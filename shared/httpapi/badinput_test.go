@@ -137,7 +137,7 @@ func TestBadInputNeverReachesStore(t *testing.T) {
 			t.Parallel()
 			store := &fakeStore{}
 			h := New(store, Options{MaxBodySize: badInputLimit}).Handler()
-			wantText(t, serve(h, tt.request("1")), tt.status, tt.Text)
+			wantText(t, serve(h, tt.request("1")), tt.status, tt.text)
 			if calls := store.Calls(); len(calls) != 0 {
 				t.Errorf("store calls = %v, want none", calls)
 			}

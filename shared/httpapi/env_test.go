@@ -30,25 +30,39 @@ type testEnv struct {
 
 func newEnv(tb testing.TB, opts Options) *testEnv {
 	tb.Helper()
+	return newEnvWith(tb, opts, redisstore.Options{})
+}
+
+// newEnvWith is newEnv with store options (its namespace and clock are the
+// environment's).
+func newEnvWith(tb testing.TB, opts Options, so redisstore.Options) *testEnv {
+	tb.Helper()
 	rdb := redistest.Shared(tb).Client()
 	ns := redistest.Namespace(tb)
 	clock := redistest.NewClock(t0)
-	store, err := redisstore.New(rdb, redisstore.Options{Namespace: ns, Now: clock.Now})
+	so.Namespace, so.Now = ns, clock.Now
+	store, err := redisstore.New(rdb, so)
 	if err != nil {
 		tb.Fatalf("redisstore.New: %v", err)
 	}
 	logs := &logRecorder{tb: tb}
 	opts.Logger = slog.New(logs)
+	if opts.Now == nil {
+		opts.Now = clock.Now
+	}
 	api := New(store, opts)
-	// Every key of a namespace starts with "{<ns>}:" (redisstore's key
-	// layout); this is a SCAN pattern, not a key name.
-	match := "{" + ns + "}:*"
 	snapshot := func(tb testing.TB) map[string]string {
 		tb.Helper()
 		ctx := context.Background()
-		keys, err := rdb.Keys(ctx, match).Result()
-		if err != nil {
-			tb.Fatalf("KEYS %s: %v", match, err)
+		// Every key of a namespace starts with "{<ns>}:" with one
+		// partition, "{<ns>:<p>:..." with more (redisstore's layout).
+		var keys []string
+		for _, match := range []string{"{" + ns + "}:*", "{" + ns + ":*"} {
+			ks, err := rdb.Keys(ctx, match).Result()
+			if err != nil {
+				tb.Fatalf("KEYS %s: %v", match, err)
+			}
+			keys = append(keys, ks...)
 		}
 		slices.Sort(keys)
 		out := make(map[string]string, len(keys))

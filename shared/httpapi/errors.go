@@ -2,26 +2,13 @@ package httpapi
 
 import (
 	"errors"
-	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
-	"strings"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
 	"github.com/ocyless/ocyless/shared/wire"
 )
-
-// httpError is a refusal decided by the HTTP layer itself (a bad path, query
-// or body), with its exact status and text.
-type httpError struct {
-	status int
-	msg    string
-}
-
-func (e *httpError) Error() string { return e.msg }
-
-func badRequest(msg string) error { return &httpError{http.StatusBadRequest, msg} }
 
 // internalMessage is the only text a 500 ever carries.
 const internalMessage = "Internal server error"
@@ -29,9 +16,9 @@ const internalMessage = "Internal server error"
 // statusOf maps err to its HTTP status and the text the client sees. This is
 // the only place where error kinds become status codes.
 func statusOf(err error) (int, string) {
-	var he *httpError
-	if errors.As(err, &he) {
-		return he.status, he.msg
+	var we *wire.Error
+	if errors.As(err, &we) {
+		return we.Status, we.Msg
 	}
 	switch ocypod.ErrorKind(err) {
 	case ocypod.KindInvalid:
@@ -49,6 +36,23 @@ func statusOf(err error) (int, string) {
 	default:
 		return http.StatusInternalServerError, internalMessage
 	}
+}
+
+// invalid is the 400 "Invalid <field>: <why>" of an extension field or
+// parameter.
+func invalid(field, why string) error { return ocypod.Invalid("Invalid " + field + ": " + why) }
+
+// within prefixes a 400's text with "Invalid <what>: ", naming the part
+// of the request it is about (a batch element, a follow-up job); other
+// errors pass unchanged.
+func within(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if status, msg := statusOf(err); status == http.StatusBadRequest {
+		return ocypod.Invalid("Invalid " + what + ": " + msg)
+	}
+	return err
 }
 
 // emptyNotFoundError marks an error whose 404 answer has an empty body, as
@@ -87,34 +91,21 @@ func (a *API) logFailure(r *http.Request, status int, err error) {
 		slog.String("error", ocypod.RedactSecrets(err.Error())))
 }
 
+var (
+	textHeader = []string{"text/plain; charset=utf-8"}
+	jsonHeader = []string{"application/json"}
+)
+
 // writeText writes an error body: plain text, the message alone.
 func writeText(w http.ResponseWriter, status int, msg string) {
-	h := w.Header()
-	h.Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header()["Content-Type"] = textHeader
 	w.WriteHeader(status)
-	_, _ = w.Write([]byte(msg))
+	_, _ = io.WriteString(w, msg)
 }
 
 // writeJSON writes a success body: compact JSON.
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = jsonHeader
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
-}
-
-// parseJobID parses an {id} path value as Rust's u64 parser does: decimal
-// digits with an optional leading '+', leading zeros allowed. Anything else,
-// including overflow, is upstream's 404 with the value quoted Rust-style.
-func parseJobID(s string) (uint64, error) {
-	digits := strings.TrimPrefix(s, "+")
-	ok := digits != ""
-	for i := 0; ok && i < len(digits); i++ {
-		ok = digits[i] >= '0' && digits[i] <= '9'
-	}
-	if ok {
-		if id, err := strconv.ParseUint(digits, 10, 64); err == nil {
-			return id, nil
-		}
-	}
-	return 0, &httpError{http.StatusNotFound, fmt.Sprintf("can not parse %s to a u64", wire.RustQuote(s))}
 }

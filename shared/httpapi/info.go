@@ -5,8 +5,6 @@ import (
 
 	"net/http"
 	"slices"
-	"strings"
-	"unicode/utf8"
 )
 
 // health serves GET /health: 200 {"status":"healthy"} when Redis answers a
@@ -26,7 +24,8 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// info serves GET /info: job counts per queue and the global statistics.
+// info serves GET /info: job counts per queue and the global statistics;
+// a queue's scheduled and waiting counts only when they are not zero.
 func (a *API) info(w http.ResponseWriter, r *http.Request) error {
 	info, err := a.store.Info(r.Context())
 	if err != nil {
@@ -49,10 +48,7 @@ func (a *API) version(w http.ResponseWriter, _ *http.Request) error {
 // tagJobs serves GET /tag/{name}: the ids of the jobs carrying the tag,
 // ascending; [] for an unknown tag. Any non-empty tag may be asked for.
 func (a *API) tagJobs(w http.ResponseWriter, r *http.Request) error {
-	tag := r.PathValue("name")
-	if !utf8.ValidString(tag) {
-		tag = strings.ToValidUTF8(tag, "\uFFFD")
-	}
+	tag := wire.ValidText(r.PathValue("name"))
 	ids, err := a.store.TagJobIDs(r.Context(), tag)
 	if err != nil {
 		return err

@@ -67,7 +67,7 @@ func TestGetJobFields(t *testing.T) {
 	slices.Reverse(reversed)
 	tests := map[string]string{
 		"ended":                     `{"ended":false}`,
-		"id,id":                     `{"id":1,"id":1}`,
+		"id,id":                     `{"id":1}`, // each field once (Ocypod repeated it)
 		"status,queue":              `{"status":"queued","queue":"q"}`,
 		"tags,output,input":         `{"tags":[],"output":null,"input":{"k":1}}`,
 		"started_at,last_heartbeat": `{"started_at":null,"last_heartbeat":null}`,

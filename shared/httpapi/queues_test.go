@@ -124,6 +124,17 @@ func TestNextJobDelay(t *testing.T) {
 	if d := time.Since(start); d < delay {
 		t.Errorf("empty queue answered after %v, want at least %v", d, delay)
 	}
+	// GET /job waits as well; a take with wait= does not add the delay.
+	start = time.Now()
+	wantEmpty(t, do(env.h, http.MethodGet, "/job?queues=q", ""), http.StatusNoContent)
+	if d := time.Since(start); d < delay {
+		t.Errorf("empty GET /job answered after %v, want at least %v", d, delay)
+	}
+	start = time.Now()
+	wantEmpty(t, do(env.h, http.MethodGet, "/queue/q/job?wait=10ms", ""), http.StatusNoContent)
+	if d := time.Since(start); d >= delay {
+		t.Errorf("empty long-poll answered after %v, want its wait without the %v delay", d, delay)
+	}
 	// A job is answered at once.
 	env.seedJob(t, "q", `{}`)
 	start = time.Now()
@@ -157,7 +168,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 	}
 	job := env.must(t, http.MethodGet, "/job/1", "", http.StatusOK)
 	for _, tt := range badInputs() {
-		wantTextNamed(t, tt.name, serve(env.h, tt.request("1")), tt.status, tt.Text)
+		wantTextNamed(t, tt.name, serve(env.h, tt.request("1")), tt.status, tt.text)
 	}
 	if after := env.snapshot(t); !reflect.DeepEqual(before, after) {
 		t.Errorf("Redis changed after refused requests:\nbefore %q\nafter  %q", before, after)

@@ -36,7 +36,7 @@ type recorder struct {
 }
 
 // pathNames are the wildcard names the tests read back.
-var pathNames = []string{"id", "name", "proxy"}
+var pathNames = []string{"id", "name", "group", "proxy"}
 
 func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)

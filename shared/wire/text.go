@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -83,4 +84,30 @@ func unhex(c byte) byte {
 	default:
 		return c - 'A' + 10
 	}
+}
+
+// ParseU64 parses a path segment as Rust's u64 parser does: decimal digits
+// with an optional leading '+', leading zeros allowed. Anything else,
+// overflow included, is Ocypod's 404 with the segment quoted Rust-style.
+func ParseU64(s string) (uint64, error) {
+	digits := strings.TrimPrefix(s, "+")
+	ok := digits != ""
+	for i := 0; ok && i < len(digits); i++ {
+		ok = digits[i] >= '0' && digits[i] <= '9'
+	}
+	if ok {
+		if id, err := strconv.ParseUint(digits, 10, 64); err == nil {
+			return id, nil
+		}
+	}
+	return 0, BadU64(s)
+}
+
+// ValidText returns s with invalid UTF-8 replaced by U+FFFD, as Ocypod's
+// lossy decoding of path segments did.
+func ValidText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
