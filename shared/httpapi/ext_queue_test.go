@@ -175,10 +175,12 @@ func TestStats(t *testing.T) {
 		}
 		mustUnmarshal(t, w.Body.Bytes(), &st)
 		if st.Created != 1 || st.Completed != 1 || st.Wait.Count != 1 || st.Run.Count != 1 ||
-			st.Wait.Mean != 2 || st.Run.Mean != 90 || len(st.Run.Histogram) != 172 || st.Run.Histogram[60] != 1 {
+			st.Wait.Mean != 2.5 || st.Run.Mean != 90 || len(st.Run.Histogram) != 172 || st.Run.Histogram[60] != 1 {
 			t.Errorf("GET %s = %s", path, w.Body)
 		}
-		if !strings.Contains(w.Body.String(), `"wait":{"count":1,"mean":2.0,"variance":0.0,"histogram":[0,0,1,`) {
+		// Means are the midpoints of the histogram's buckets: a 2 s wait
+		// counts as 2.5 s, a 90 s run (the 1–2 min bucket) as 90 s.
+		if !strings.Contains(w.Body.String(), `"wait":{"count":1,"mean":2.5,"variance":0.0,"histogram":[0,0,1,`) {
 			t.Errorf("GET %s = %s, want serde's floats", path, w.Body)
 		}
 	}

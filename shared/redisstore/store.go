@@ -423,6 +423,9 @@ func decodeReply(res string, out any) (*reply, error) {
 func (s *Store) runAll(ctx context.Context, calls []*call, outs []any) ([]*reply, []error) {
 	replies := make([]*reply, len(calls))
 	errs := make([]error, len(calls))
+	if len(calls) == 0 {
+		return replies, errs
+	}
 	if len(calls) == 1 {
 		replies[0], errs[0] = s.run(ctx, calls[0], outs[0])
 		return replies, errs
