@@ -22,6 +22,10 @@ type layout struct {
 	P    int
 	tags []string // hash tag content of each partition
 	pre  []string // "{tag}:" of each partition
+	// spread[i] is how far from a queue's home its shard i lies: the
+	// partitions 0..P-1 in bit-reversed order, so that the first K shards
+	// of a queue lie far apart on the slot range, so on different nodes.
+	spread []int
 }
 
 var layouts sync.Map // "ns/P" -> *layout; the tag search is paid once per process
@@ -33,6 +37,7 @@ func layoutFor(ns string, P int) *layout {
 		return l.(*layout)
 	}
 	l := &layout{ns: ns, P: P, tags: partitionTags(ns, P)}
+	l.spread = spreadOrder(P)
 	l.pre = make([]string, P)
 	for p, t := range l.tags {
 		l.pre[p] = "{" + t + "}:"
@@ -128,7 +133,31 @@ func (l *layout) home(name string) int {
 }
 
 // shard is the partition of shard i of a queue whose home is home.
-func (l *layout) shard(home, i int) int { return (home + i) % l.P }
+func (l *layout) shard(home, i int) int { return (home + l.spread[i]) % l.P }
+
+// spreadOrder returns 0..P-1 in bit-reversed order (the van der Corput
+// sequence, scaled): every prefix of it is spread nearly evenly over
+// 0..P-1. With P = 12: 0 8 4 2 10 6 1 9 5 3 11 7, so on 3 nodes of 4
+// consecutive partitions each, shards 0, 1 and 2 are on 3 nodes.
+func spreadOrder(P int) []int {
+	bits := 0
+	for 1<<bits < P {
+		bits++
+	}
+	out := make([]int, 0, P)
+	for i := range 1 << bits {
+		r := 0
+		for b := range bits {
+			if i&(1<<b) != 0 {
+				r |= 1 << (bits - 1 - b)
+			}
+		}
+		if r < P {
+			out = append(out, r)
+		}
+	}
+	return out
+}
 
 // key is the key called name of partition p (see keyNames).
 func (l *layout) key(p int, name string) string { return l.pre[p] + name }

@@ -91,16 +91,16 @@ func (s *Store) PutQueue(ctx context.Context, name string, qs ocypod.QueueSettin
 	if err != nil {
 		return fail(err)
 	}
-	if err := s.replicate(ctx, name, got.Settings, 0); err != nil {
+	if err := s.replicate(ctx, name, got.Settings); err != nil {
 		return fail(err)
 	}
 	return got.Created, nil
 }
 
 // replicate copies the settings text of a sharded queue to its other
-// partitions (one pipelined round); oldSpan partitions had it already for
-// a PATCH that grew the span. Nothing to do for an unsharded queue.
-func (s *Store) replicate(ctx context.Context, name, text string, _ int) error {
+// partitions (one pipelined round), each copy with its shard index.
+// Nothing to do for an unsharded queue.
+func (s *Store) replicate(ctx context.Context, name, text string) error {
 	var st storedQueue
 	if err := json.Unmarshal([]byte(text), &st); err != nil {
 		return ocypod.Internal(fmt.Errorf("queue %q: unreadable settings: %v", name, err))
@@ -113,7 +113,7 @@ func (s *Store) replicate(ctx context.Context, name, text string, _ int) error {
 	var calls []*call
 	for i := 1; i < span; i++ {
 		calls = append(calls, &call{sc: scriptPutQueue, p: s.l.shard(st.Home, i), queue: name,
-			args: map[string]any{"replica": text}})
+			args: map[string]any{"replica": text, "index": i}})
 	}
 	_, errs := s.runAll(ctx, calls, make([]any, len(calls)))
 	return errors.Join(errs...)
@@ -174,7 +174,7 @@ func (s *Store) PatchQueue(ctx context.Context, name string, p ocypod.QueuePatch
 		err = refusal(r, 0, name, nil)
 	}
 	if err == nil {
-		err = s.replicate(ctx, name, got.Settings, got.Span)
+		err = s.replicate(ctx, name, got.Settings)
 	}
 	if err != nil {
 		return fail(err)

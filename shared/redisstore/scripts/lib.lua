@@ -751,11 +751,11 @@ local function promote_due(q, limit, out)
 end
 
 -- shard_share is this partition's part of a per-queue limit n split over
--- the queue's shards (settings o = home partition, k = shards).
+-- the queue's shards (settings k = shards, x = this copy's shard index).
 local function shard_share(qs, n)
   local k = num(qs.k)
   if k <= 1 then return n end
-  local i = (A.p - num(qs.o)) % A.P
+  local i = num(qs.x)
   local share = math.floor(n / k)
   if i < n % k then share = share + 1 end
   return share

@@ -4,14 +4,16 @@
 --
 -- A.queue, A.settings -> the Ocypod settings {t, h, e, r, d}; A.home -> the
 -- queue's home partition. A.replica -> the whole settings object to store
--- as is (a shard's copy).
+-- (a shard's copy), with its shard index A.index as x (the home's is 0).
 -- Reply {created, settings = the stored settings as JSON text}. A new queue
 -- gets a new generation (g), which tells its jobs from those of an earlier
 -- queue of the same name that is still being dropped.
 
 local q = A.queue
 if A.replica then
-  redis.call('HSET', K.q, q, A.replica)
+  local copy = cjson.decode(A.replica)
+  copy.x = A.index
+  redis.call('HSET', K.q, q, cjson.encode(copy))
   redis.call('HDEL', K.drop, q)
   return reply({created = false, settings = A.replica})
 end
