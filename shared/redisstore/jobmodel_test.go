@@ -93,6 +93,31 @@ var jobModelCases = []conformanceCase{
 		}
 		_, err := h.s.CreateJob(h.ctx, "q", ocypod.JobSpec{Delay: dur(1), RunAt: ptime(t0)})
 		wantKind(t, "CreateJob(run_at and delay)", err, ocypod.KindInvalid, "")
+		// A take that finds nothing due remembers when the next job falls
+		// due; a job scheduled before that, or after nothing was left, is
+		// still taken as soon as it is due.
+		h.putQueue("r", settings(60, 0, 60, 0))
+		w := h.create("r", ocypod.JobSpec{Delay: dur(30)})
+		if got := h.takeIDs("r", 5); len(got) != 0 {
+			t.Fatalf("take before anything is due = %v", got)
+		}
+		v := h.create("r", ocypod.JobSpec{Delay: dur(5)})
+		h.clock.Advance(6 * time.Second)
+		if got := h.takeIDs("r", 5); !slices.Equal(got, []uint64{v}) {
+			t.Fatalf("take = %v, want %d, scheduled after the last take for earlier", got, v)
+		}
+		h.clock.Advance(30 * time.Second)
+		if got := h.takeIDs("r", 5); !slices.Equal(got, []uint64{w}) {
+			t.Fatalf("take = %v, want %d", got, w)
+		}
+		if got := h.takeIDs("r", 5); len(got) != 0 {
+			t.Fatalf("take of an empty queue = %v", got)
+		}
+		u := h.create("r", ocypod.JobSpec{Delay: dur(1)})
+		h.clock.Advance(2 * time.Second)
+		if got := h.takeIDs("r", 5); !slices.Equal(got, []uint64{u}) {
+			t.Fatalf("take = %v, want %d, scheduled after the queue was empty", got, u)
+		}
 	}},
 	{name: "retry backoff and budgets", run: func(t *testing.T, h *harness) {
 		h.putQueue("q", settings(60, 0, 600, 3))

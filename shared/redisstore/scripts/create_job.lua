@@ -67,10 +67,14 @@ local function update_pending(x, s)
   save_job(x)
 end
 
--- Ids stay below 2^53: refuse the batch if its last id would not.
+-- Reserve the batch's sequence numbers; ids stay below 2^53: refuse the
+-- batch if its last id would not.
 local last = redis.call('HINCRBY', K.ctr, 'id', #specs)
-redis.call('HINCRBY', K.ctr, 'id', -#specs)
-if last * A.P + A.p >= 9007199254740992 then return fail('ids_exhausted') end
+if last * A.P + A.p >= 9007199254740992 then
+  redis.call('HINCRBY', K.ctr, 'id', -#specs)
+  return fail('ids_exhausted')
+end
+local seq = last - #specs
 
 local ids, existing = {}, {}
 for i, s in ipairs(specs) do
@@ -80,7 +84,7 @@ for i, s in ipairs(specs) do
     if x and s.on_conflict == 'update' then update_pending(x, s) end
     ids[i], existing[i] = holder, true
   else
-    local seq = redis.call('HINCRBY', K.ctr, 'id', 1)
+    seq = seq + 1
     local id = int_str(seq * A.P + A.p)
     local j = {id = id, queue = q, gen = qs.g, created_at = A.now,
       timeout = s.timeout or qs.t, heartbeat_timeout = s.heartbeat_timeout or qs.h,
@@ -132,6 +136,9 @@ for i, s in ipairs(specs) do
     ids[i], existing[i] = id, false
   end
 end
+-- Jobs a key turned into existing ones used no number: give back the
+-- numbers left at the end of the reservation, so ids stay consecutive.
+if seq < last then redis.call('HINCRBY', K.ctr, 'id', seq - last) end
 local out = reply({ids = ids, existing = existing, shards = {num(qs.k), num(qs.s)}})
 if A.once then
   redis.call('HSET', K.ap, A.once, out)

@@ -11,7 +11,7 @@
 local q = A.queue
 local s = decode(redis.call('HGET', K.q, q))
 if not s then return fail('queue_not_found') end
-redis.call('HDEL', K.q, q, q .. ' w')
+redis.call('HDEL', K.q, q, q .. ' w', q .. ' d')
 redis.call('HDEL', K.rl, q)
 redis.call('DEL', K.wake)
 redis.call('HSET', K.drop, q, cjson.encode({g = s.g, r = 1}))

@@ -197,6 +197,51 @@ end
 -- failure_group is the group a job that failed for good is listed under.
 local function failure_group(j) return j.group or j.status end
 
+-- SETTINGS remembers the decoded settings of the queues by their text: a
+-- library's functions share it across calls (a script sent with EVALSHA
+-- starts with an empty one), and text that changed is decoded again, so it
+-- never serves stale settings. Bounded by dropping it all past 1000 queues.
+local SETTINGS, SETTINGS_N = {}, 0
+
+-- queue_settings is the settings of queue q in this partition (nil when the
+-- queue does not exist here), whether a take waits on it (long-poll), and
+-- the earliest time (ms) a job of q may fall due here: nil when unknown,
+-- math.huge when none is pending (see note_due). One read per queue and
+-- call (A.qs keeps it), so a script may ask again freely; a script that
+-- changes the settings field reads no more after.
+local function queue_settings(q)
+  A.qs = A.qs or {}
+  local c = A.qs[q]
+  if not c then
+    local r = redis.call('HMGET', K.q, q, q .. ' w', q .. ' d')
+    c = {false, num(r[2]) > A.ms, r[3] and num(r[3])}
+    if r[1] then
+      local m = SETTINGS[q]
+      if m and m[1] == r[1] then
+        c[1] = m[2]
+      else
+        c[1] = decode(r[1]) or false
+        if SETTINGS_N >= 1000 then SETTINGS, SETTINGS_N = {}, 0 end
+        if not m then SETTINGS_N = SETTINGS_N + 1 end
+        SETTINGS[q] = {r[1], c[1]}
+      end
+    end
+    A.qs[q] = c
+  end
+  if not c[1] then return nil, false end
+  return c[1], c[2], c[3]
+end
+
+-- note_due lowers queue q's earliest due time here (the "<q> d" field of
+-- K.q) to due (ms), so takes promote the job once it falls due. The field
+-- may be earlier than the truth (a due job left another way); a take then
+-- looks once and corrects it.
+local function note_due(q, due)
+  local f = q .. ' d'
+  local cur = redis.call('HGET', K.q, f)
+  if not cur or num(cur) > due then redis.call('HSET', K.q, f, int_str(due)) end
+end
+
 -- detach removes the entries that a job's status gives it; attach adds
 -- them. Tags and tracking do not depend on the status (see untag_all).
 local function detach(j)
@@ -235,6 +280,7 @@ local function attach(j)
   elseif j.due then
     redis.call('ZADD', K.due, int_str(j.due), j.id)
     redis.call('ZADD', K.dq, 0, j.queue .. ' ' .. lp(j.due) .. lp(j.id))
+    note_due(j.queue, j.due)
   elseif is_ended(j) then
     local e = expiry_time(j)
     if e ~= math.huge then redis.call('ZADD', K.exp, int_str(e), j.id) end
@@ -293,14 +339,6 @@ local function stat_time(q, what, since_us)
   local d = ms(A.now) - ms(since_us)
   if d < 0 then d = 0 end
   stat_count(q, what .. bucket(d / 1000))
-end
-
--- queue_settings is the settings of queue q in this partition (nil when the
--- queue does not exist here), and whether a take waits on it (long-poll).
-local function queue_settings(q)
-  local r = redis.call('HMGET', K.q, q, q .. ' w')
-  if not r[1] then return nil, false end
-  return decode(r[1]), num(r[2]) > A.ms
 end
 
 -- wake tells long-polling takers of queue q that a job is ready: in the
@@ -735,9 +773,12 @@ end
 -- promote_due promotes up to limit due jobs of queue q (scheduled jobs and
 -- pending retries), so a take sees them without waiting for a sweep.
 local function promote_due(q, limit, out)
+  local _, _, first = queue_settings(q)
+  if first and first > A.ms then return end
   local lo = '[' .. q .. ' '
   local hi = '(' .. q .. ' ' .. lp(A.ms + 1)
-  for _, m in ipairs(redis.call('ZRANGEBYLEX', K.dq, lo, hi, 'LIMIT', 0, limit)) do
+  local ms_ = redis.call('ZRANGEBYLEX', K.dq, lo, hi, 'LIMIT', 0, limit)
+  for _, m in ipairs(ms_) do
     local id = id_of_member(m)
     local j = load_job(id)
     if j and j.due and j.queue == q then
@@ -747,6 +788,11 @@ local function promote_due(q, limit, out)
     else
       redis.call('ZREM', K.dq, m)
     end
+  end
+  if #ms_ < limit then
+    -- Every due job was promoted: record when the next one falls due.
+    local nxt = redis.call('ZRANGEBYLEX', K.dq, lo, '(' .. q .. '!', 'LIMIT', 0, 1)[1]
+    redis.call('HSET', K.q, q .. ' d', nxt and string.match(string.sub(nxt, #q + 3), '^(%d+)') or '+inf')
   end
 end
 

@@ -22,7 +22,7 @@ if #taken == 0 and num(A.wait) > 0 then
   local until_ms = A.ms + num(A.wait)
   local next_due
   for i, q in ipairs(A.queues) do
-    if redis.call('HEXISTS', K.q, q) == 1 then
+    if queue_settings(q) then
       redis.call('DEL', KW[i])
       if num(redis.call('HGET', K.q, q .. ' w')) < until_ms then
         redis.call('HSET', K.q, q .. ' w', until_ms)

@@ -27,7 +27,7 @@ local j, why = load_job(A.id)
 if not j then return fail(why) end
 if A.take then
   for _, q in ipairs(A.take.queues) do
-    if redis.call('HEXISTS', K.q, q) == 0 then return fail('queue_not_found', {queue = q}) end
+    if not queue_settings(q) then return fail('queue_not_found', {queue = q}) end
   end
 end
 if A.attempt and num(A.attempt) ~= num(j.attempt) then
