@@ -288,23 +288,50 @@ func (s *Store) partKey(p int, name, queue string, now time.Time) string {
 // argv is the JSON argument of c: its own fields plus the ones every script
 // gets (now, ms, p, P, rand, stats_ttl).
 func (s *Store) argv(c *call) (string, error) {
-	a := c.args
-	if a == nil {
-		a = map[string]any{}
+	// The fields every call carries are written by hand (this is on every
+	// request's path); only the call's own arguments go through json.
+	b := make([]byte, 0, 160)
+	b = append(b, `{"now":"`...)
+	b = strconv.AppendInt(b, c.now.UnixMicro(), 10)
+	b = append(b, `","ms":`...)
+	b = strconv.AppendInt(b, c.now.UnixMilli(), 10)
+	b = append(b, `,"p":`...)
+	b = strconv.AppendInt(b, int64(c.p), 10)
+	b = append(b, `,"P":`...)
+	b = strconv.AppendInt(b, int64(s.l.P), 10)
+	b = append(b, `,"rand":`...)
+	b = strconv.AppendFloat(b, s.rand(), 'g', -1, 64)
+	b = append(b, `,"stats_ttl":`...)
+	b = strconv.AppendInt(b, int64(s.o.StatsDays+1)*86400, 10)
+	if _, ok := c.args["queue"]; c.queue != "" && !ok {
+		b = append(b, `,"queue":`...)
+		b = appendJSONString(b, c.queue)
 	}
-	a["now"] = strconv.FormatInt(c.now.UnixMicro(), 10)
-	a["ms"] = c.now.UnixMilli()
-	a["p"] = c.p
-	a["P"] = s.l.P
-	a["rand"] = s.rand()
-	a["stats_ttl"] = (s.o.StatsDays + 1) * 86400
-	if c.queue != "" {
-		if _, ok := a["queue"]; !ok {
-			a["queue"] = c.queue
+	if len(c.args) > 0 {
+		rest, err := json.Marshal(c.args)
+		if err != nil {
+			return "", err
+		}
+		b = append(b, ',')
+		b = append(b, rest[1:]...) // without its '{'
+	} else {
+		b = append(b, '}')
+	}
+	return string(b), nil
+}
+
+// appendJSONString appends s as a JSON string: as is when no byte needs
+// escaping (queue names never do), else through encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
 		}
 	}
-	b, err := json.Marshal(a)
-	return string(b), err
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // run runs one script call and decodes its reply into out (which may be
