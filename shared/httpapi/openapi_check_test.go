@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -19,9 +20,10 @@ import (
 // conformance serves requests and checks each exchange against the
 // document: the answer's status is one its operation lists, its body
 // fits the schema of that status and media type, its Location is
-// declared; a successful request's body and parameters fit theirs. It
-// records the responses seen, so that coverage can tell a documented
-// response no request produced.
+// declared; a successful request's body and parameters fit theirs, and
+// it gives no parameter the operation does not list. It records the
+// responses and parameters seen, so that coverage can tell what the
+// document lists but no request produced.
 type conformance struct {
 	doc *apiDoc
 	ops map[string]operation // by "METHOD /pattern", as the router sets r.Pattern
@@ -101,7 +103,7 @@ func (c *conformance) checkResponse(tb testing.TB, what string, op operation, w 
 		}
 	default:
 		if content[media] == nil {
-			tb.Errorf("%s answered %d as %q; openapi.json lists %v", what, w.Code, media, slices.Sorted(mapKeys(content)))
+			tb.Errorf("%s answered %d as %q; openapi.json lists %v", what, w.Code, media, slices.Sorted(maps.Keys(content)))
 			return
 		}
 		var instance any = string(body)
@@ -274,14 +276,4 @@ func (c *conformance) uncovered(tb testing.TB) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-func mapKeys(m map[string]any) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
