@@ -28,6 +28,7 @@ import (
 // a function that cannot reach Redis, which its handler never asks for.
 var noRedis = map[string]bool{
 	"version": true, // GET /info/version answers a constant
+	"openapi": true, // GET /openapi.json answers a constant
 }
 
 // longPoll names the routes whose takes may wait (?wait=, up to

@@ -65,6 +65,7 @@ var routes = []Route{
 	{"retry-failures", http.MethodPost, "/failures/{group}/retry", (*API).retryFailures},
 	{"workers", http.MethodGet, "/workers", (*API).workers},
 	{"worker", http.MethodGet, "/workers/{name}", (*API).worker},
+	{"openapi", http.MethodGet, "/openapi.json", (*API).openapi},
 }
 
 // Routes returns a copy of the route table.

@@ -347,21 +347,27 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	// A function that never touches Redis answers with the environment the
-	// template gives it: a placeholder URL, no VPC, no Redis.
+	// template gives it: a placeholder URL, no VPC, no Redis; it does not
+	// even try to reach Redis at init.
 	t.Run("no Redis", func(t *testing.T) {
-		p := deploytest.Start(t, "version-no-redis", e.bins["version"], []string{
-			"AWS_REGION=eu-west-1", "OCYPOD_REDIS_URL=" + deploygen.NoRedisURL, "OCYPOD_REDIS_IAM_USER="})
-		payload, err := os.ReadFile(filepath.Join(root, "events", "version.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := p.Invoke(t.Context(), payload, 10*time.Second)
-		if err != nil || res.IsError {
-			t.Fatalf("version: %v %s", err, res.Body)
-		}
-		var resp apiResponse
-		if err := json.Unmarshal(res.Body, &resp); err != nil || resp.StatusCode != http.StatusOK || resp.Body != `"0.8.0"` {
-			t.Errorf("version without Redis = %s, want 200 \"0.8.0\"", res.Body)
+		for name, wantPrefix := range map[string]string{"version": `"0.8.0"`, "openapi": `{"openapi":"3.1.`} {
+			p := deploytest.Start(t, name+"-no-redis", e.bins[name], []string{
+				"AWS_REGION=eu-west-1", "OCYPOD_REDIS_URL=" + deploygen.NoRedisURL, "OCYPOD_REDIS_IAM_USER="})
+			payload, err := os.ReadFile(filepath.Join(root, "events", name+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := p.Invoke(t.Context(), payload, 10*time.Second)
+			if err != nil || res.IsError {
+				t.Fatalf("%s: %v %s", name, err, res.Body)
+			}
+			var resp apiResponse
+			if err := json.Unmarshal(res.Body, &resp); err != nil || resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Body, wantPrefix) {
+				t.Errorf("%s without Redis = %.200s, want 200 %s...", name, res.Body, wantPrefix)
+			}
+			if strings.Contains(p.Output(), "Redis not reachable") {
+				t.Errorf("%s tried to reach Redis at init:\n%s", name, p.Output())
+			}
 		}
 	})
 }

@@ -29,9 +29,9 @@ func NewHTTPHandler(getenv func(string) (string, bool), routeName string, log *s
 	if err != nil {
 		return nil, err
 	}
-	// The version route never touches Redis (its function has no network
-	// path to it).
-	if routeName != "version" {
+	// The version and openapi routes never touch Redis (their functions
+	// have no network path to it).
+	if routeName != "version" && routeName != "openapi" {
 		upgrade, err := openStore(store, cfg, log)
 		if err != nil {
 			return nil, err
