@@ -36,6 +36,7 @@ LAMBDA_FUNCTIONS := \
 	RetryFailuresFunction:functions/retry-failures \
 	WorkersFunction:functions/workers \
 	WorkerFunction:functions/worker \
+	DashboardFunction:functions/dashboard \
 	SweepTimeoutsFunction:sweeper/timeouts \
 	SweepRetriesFunction:sweeper/retries \
 	SweepExpiryFunction:sweeper/expiry \

@@ -196,6 +196,7 @@ var routeSteps = []routeStep{
 	{"health", "GET", "/health", "", 200},
 	{"info", "GET", "/info", "", 200},
 	{"version", "GET", "/info/version", "", 200},
+	{"dashboard", "GET", "/ui", "", 200},
 }
 
 // walkRoutes sends every routeStep through h with queue q and returns the

@@ -52,8 +52,8 @@ func TestRouteTableIsServed(t *testing.T) {
 func TestRoutesAndLogicalID(t *testing.T) {
 	t.Parallel()
 	rs := Routes()
-	if len(rs) != 35 {
-		t.Fatalf("len(Routes()) = %d, want 35 (Ocypod's 19, then the extension's 16)", len(rs))
+	if len(rs) != 36 {
+		t.Fatalf("len(Routes()) = %d, want 36 (Ocypod's 19, the extension's 16, the dashboard)", len(rs))
 	}
 	rs[0].Name = "changed"
 	if Routes()[0].Name == "changed" {

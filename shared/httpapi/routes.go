@@ -65,6 +65,8 @@ var routes = []Route{
 	{"retry-failures", http.MethodPost, "/failures/{group}/retry", (*API).retryFailures},
 	{"workers", http.MethodGet, "/workers", (*API).workers},
 	{"worker", http.MethodGet, "/workers/{name}", (*API).worker},
+	// The operators' page (shared/dashboard), a browser client of the above.
+	{"dashboard", http.MethodGet, "/ui", (*API).dashboard},
 }
 
 // Routes returns a copy of the route table.
