@@ -29,7 +29,7 @@ var chromiumNames = []string{"chromium", "chromium-browser", "google-chrome", "g
 // page to reach a state.
 const (
 	callTimeout = 30 * time.Second
-	waitTimeout = 15 * time.Second
+	waitTimeout = 30 * time.Second
 )
 
 // findChromium returns the browser's path. Without one the test fails
@@ -75,7 +75,7 @@ type browser struct {
 	nextID  int64
 	pending map[int64]chan cdpMessage
 	tabs    map[string]*tab // by session id
-	log     strings.Builder  // its stderr, for failure messages
+	log     strings.Builder // its stderr, for failure messages
 }
 
 // startBrowser starts Chromium for t; it is stopped when t ends.

@@ -28,7 +28,7 @@ func get(h http.Handler, method, path string, header map[string]string) *httptes
 // inline returns the text of the document's one element tag.
 func inline(t *testing.T, doc, tag string) string {
 	t.Helper()
-	m := regexp.MustCompile(`(?s)<` + tag + `>(.*?)</` + tag + `>`).FindAllStringSubmatch(doc, -1)
+	m := regexp.MustCompile(`(?s)<`+tag+`>(.*?)</`+tag+`>`).FindAllStringSubmatch(doc, -1)
 	if len(m) != 1 {
 		t.Fatalf("%d <%s> elements, want 1", len(m), tag)
 	}
