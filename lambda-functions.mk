@@ -37,6 +37,7 @@ LAMBDA_FUNCTIONS := \
 	WorkersFunction:functions/workers \
 	WorkerFunction:functions/worker \
 	OpenapiFunction:functions/openapi \
+	DashboardFunction:functions/dashboard \
 	SweepTimeoutsFunction:sweeper/timeouts \
 	SweepRetriesFunction:sweeper/retries \
 	SweepExpiryFunction:sweeper/expiry \

@@ -345,14 +345,19 @@ func sweepLoop(ctx context.Context, store *redisstore.Store, k sweep.Kind, every
 // no route there.
 const metricsPath = "/metrics"
 
-// withMetrics serves metricsPath with m and everything else with api.
+// withMetrics serves metricsPath with m and everything else with api,
+// except that GET /ui/ redirects to the dashboard's route, /ui (a route
+// cannot end with a slash on API Gateway, but people type one).
 func withMetrics(api, m http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == metricsPath {
+		switch {
+		case r.URL.Path == metricsPath:
 			m.ServeHTTP(w, r)
-			return
+		case r.URL.Path == "/ui/" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+			http.Redirect(w, r, "/ui", http.StatusPermanentRedirect)
+		default:
+			api.ServeHTTP(w, r)
 		}
-		api.ServeHTTP(w, r)
 	})
 }
 

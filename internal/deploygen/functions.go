@@ -27,8 +27,9 @@ import (
 // on purpose: it is a deployment detail, and a wrong entry here only costs
 // a function that cannot reach Redis, which its handler never asks for.
 var noRedis = map[string]bool{
-	"version": true, // GET /info/version answers a constant
-	"openapi": true, // GET /openapi.json answers a constant
+	"version":   true, // GET /info/version answers a constant
+	"openapi":   true, // GET /openapi.json answers a constant
+	"dashboard": true, // GET /ui serves an embedded page
 }
 
 // longPoll names the routes whose takes may wait (?wait=, up to

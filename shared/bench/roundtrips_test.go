@@ -197,6 +197,7 @@ var routeSteps = []routeStep{
 	{"info", "GET", "/info", "", 200},
 	{"version", "GET", "/info/version", "", 200},
 	{"openapi", "GET", "/openapi.json", "", 200},
+	{"dashboard", "GET", "/ui", "", 200},
 }
 
 // walkRoutes sends every routeStep through h with queue q and returns the

@@ -25,7 +25,7 @@ func closedPort(tb testing.TB) int {
 }
 
 // noRedisRoutes answer constants: they never touch Redis.
-var noRedisRoutes = map[string]bool{"version": true, "openapi": true}
+var noRedisRoutes = map[string]bool{"version": true, "openapi": true, "dashboard": true}
 
 // TestRedisDown: with Redis unreachable every route that needs it answers
 // 503 with a message (and no credentials) within a bounded time; what needs
@@ -79,6 +79,9 @@ func TestRedisDown(t *testing.T) {
 
 	// No Redis needed: the version, and refusals decided before Redis.
 	wantJSON(t, do(h, http.MethodGet, "/info/version", ""), http.StatusOK, `"0.8.0"`)
+	if w := do(h, http.MethodGet, "/ui", ""); w.Code != http.StatusOK {
+		t.Errorf("GET /ui = %d, want 200: the page needs no Redis", w.Code)
+	}
 	wantText(t, do(h, http.MethodGet, "/queue/bad%20name/size", ""), http.StatusBadRequest, invalidName)
 	wantText(t, do(h, http.MethodGet, "/job/x", ""), http.StatusNotFound, `can not parse "x" to a u64`)
 	wantText(t, do(h, http.MethodPut, "/queue/q", `{"retries":-1}`), http.StatusBadRequest,

@@ -52,8 +52,8 @@ func TestRouteTableIsServed(t *testing.T) {
 func TestRoutesAndLogicalID(t *testing.T) {
 	t.Parallel()
 	rs := Routes()
-	if len(rs) != 36 {
-		t.Fatalf("len(Routes()) = %d, want 36 (Ocypod's 19, the extension's 16, then /openapi.json)", len(rs))
+	if len(rs) != 37 {
+		t.Fatalf("len(Routes()) = %d, want 37 (Ocypod's 19, the extension's 16, /openapi.json, the dashboard)", len(rs))
 	}
 	rs[0].Name = "changed"
 	if Routes()[0].Name == "changed" {

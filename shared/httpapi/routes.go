@@ -66,6 +66,8 @@ var routes = []Route{
 	{"workers", http.MethodGet, "/workers", (*API).workers},
 	{"worker", http.MethodGet, "/workers/{name}", (*API).worker},
 	{"openapi", http.MethodGet, "/openapi.json", (*API).openapi},
+	// The operators' page (shared/dashboard), a browser client of the above.
+	{"dashboard", http.MethodGet, "/ui", (*API).dashboard},
 }
 
 // Routes returns a copy of the route table.
