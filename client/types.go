@@ -60,8 +60,8 @@ func (w *wireBackoff) backoff() *Backoff {
 // empty for the server's "failed" or "timed_out"), Message is free text
 // of at most 64 KiB.
 type JobError struct {
-	Group   string `json:"group"`
-	Message string `json:"message"`
+	Group   string `json:"group,omitempty"`
+	Message string `json:"message,omitempty"`
 }
 
 // Attempt is one entry of a job's history.
