@@ -18,12 +18,20 @@ type recorder struct {
 	mu    sync.Mutex
 	lines []string
 	subs  []chan string
+	// after, when set, may replace a response the server gave.
+	after func(req *http.Request, resp *http.Response) *http.Response
 }
 
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil {
 		return nil, err
+	}
+	r.mu.Lock()
+	after := r.after
+	r.mu.Unlock()
+	if after != nil {
+		resp = after(req, resp)
 	}
 	line := req.Method + " " + req.URL.RequestURI() + " " + resp.Status[:3]
 	r.mu.Lock()

@@ -10,7 +10,6 @@ import (
 	"context"
 	"net"
 	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -36,9 +35,6 @@ type Server struct {
 
 	offset atomic.Int64 // nanoseconds the clock is ahead of time.Now
 	down   atomic.Bool
-
-	mu    sync.Mutex
-	conns []net.Conn
 }
 
 // Start starts a server; Close stops it.
@@ -108,21 +104,10 @@ func (s *Server) Sweep(ctx context.Context, kind sweep.Kind) error {
 	return err
 }
 
-// SetDown makes Redis unreachable (every connection fails, so requests
-// answer 503 "Failed to connect to Redis: connection failed") or
-// reachable again.
-func (s *Server) SetDown(down bool) {
-	s.down.Store(down)
-	if !down {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, c := range s.conns {
-		_ = c.Close()
-	}
-	s.conns = nil
-}
+// SetDown makes Redis unreachable (dials are refused and open
+// connections reset, so requests answer 503 "Failed to connect to Redis:
+// connection failed") or reachable again.
+func (s *Server) SetDown(down bool) { s.down.Store(down) }
 
 // errDown is what dialling a Redis that is down gives: a refused
 // connection, which the store answers with 503.
@@ -144,8 +129,26 @@ func (s *Server) dial(context.Context, string, string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.conns = append(s.conns, c)
-	return c, nil
+	return &faultConn{Conn: c, down: &s.down}, nil
+}
+
+// faultConn is a connection to miniredis that fails as a reset TCP
+// connection would while the server is down.
+type faultConn struct {
+	net.Conn
+	down *atomic.Bool
+}
+
+func (c *faultConn) Read(p []byte) (int, error) {
+	if c.down.Load() {
+		return 0, &net.OpError{Op: "read", Net: "pipe", Err: syscall.ECONNRESET}
+	}
+	return c.Conn.Read(p)
+}
+
+func (c *faultConn) Write(p []byte) (int, error) {
+	if c.down.Load() {
+		return 0, &net.OpError{Op: "write", Net: "pipe", Err: syscall.ECONNRESET}
+	}
+	return c.Conn.Write(p)
 }
