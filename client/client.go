@@ -113,9 +113,9 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 type safety int
 
 const (
-	// unsafe calls are sent again only after a 429 (a gateway's throttle,
-	// which refused the request before anything ran).
-	unsafe safety = iota
+	// notIdempotent calls are sent again only after a 429 (a gateway's
+	// throttle, which refused the request before anything ran).
+	notIdempotent safety = iota
 	// idempotent calls are also sent again after a 502, 503 or 504 or a
 	// failed connection: repeating them changes nothing more.
 	idempotent

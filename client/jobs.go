@@ -30,7 +30,7 @@ func (c *Client) CreateJob(ctx context.Context, queue string, spec JobSpec) (Cre
 	if err != nil {
 		return Created{}, err
 	}
-	cl := call{method: http.MethodPost, path: "/queue/" + esc(queue) + "/job", body: body}
+	cl := call{method: http.MethodPost, path: "/queue/" + esc(queue) + "/job", body: body, safety: notIdempotent}
 	if spec.retrySafe() {
 		cl.safety = idempotent
 	}
