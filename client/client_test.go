@@ -69,8 +69,8 @@ func TestQueues(t *testing.T) {
 		t.Errorf("a queue put without settings = %+v, want Ocypod's defaults", *got)
 	}
 	patch := client.QueuePatch{Retries: new(uint64(5)), Paused: new(true), Concurrency: new(uint64(2)),
-		RateLimit:    &client.RateLimit{PerSecond: 2.5, Burst: 10},
-		RetryBackoff: &client.Backoff{Min: time.Second, Max: time.Minute, Factor: 3, NoJitter: true},
+		RateLimit:      &client.RateLimit{PerSecond: 2.5, Burst: 10},
+		RetryBackoff:   &client.Backoff{Min: time.Second, Max: time.Minute, Factor: 3, NoJitter: true},
 		TimeoutRetries: new(uint64(2)), DeadLetterQueue: "dlq"}
 	if err := c.PatchQueue(ctx, "q", patch); err != nil {
 		t.Fatal(err)
