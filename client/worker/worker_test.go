@@ -200,16 +200,44 @@ func TestHeartbeatInterval(t *testing.T) {
 			e.queue(t, "q", client.QueueSpec{})
 			e.create(t, "q", client.JobSpec{HeartbeatTimeout: new(tc.jobHB)})
 			onFinish, outcomes := finishes()
-			w, err := New(e.c, func(context.Context, *Job) (any, error) { return nil, nil },
-				Options{Queues: []string{"q"}, Wait: time.Second, HeartbeatInterval: tc.interval, OnFinish: onFinish})
+			var ticker *fakeTicker
+			got := make(chan time.Duration, 1)
+			lines := e.rec.watch()
+			w, err := New(e.c, func(context.Context, *Job) (any, error) {
+				// Heartbeats start while the handler runs: wait for the
+				// ticker, or for the worker to have read the job's
+				// heartbeat_timeout.
+				timeout := time.After(30 * time.Second)
+				switch {
+				case tc.want != 0:
+					select {
+					case d := <-ticker.made:
+						got <- d
+					case <-timeout:
+						got <- 0
+					}
+				case tc.interval == 0:
+					for {
+						select {
+						case line := <-lines:
+							if !strings.HasPrefix(line, "GET /job/1?fields=heartbeat_timeout ") {
+								continue
+							}
+						case <-timeout:
+						}
+						break
+					}
+				}
+				return nil, nil
+			}, Options{Queues: []string{"q"}, Wait: time.Second, HeartbeatInterval: tc.interval, OnFinish: onFinish})
 			if err != nil {
 				t.Fatal(err)
 			}
-			ticker := useFakeTicker(w)
+			ticker = useFakeTicker(w)
 			stop := start(t, w)
 			await(t, outcomes, "finished job")
 			if tc.want != 0 {
-				if d := await(t, ticker.made, "heartbeat ticker"); d != tc.want {
+				if d := <-got; d != tc.want {
 					t.Errorf("interval = %s, want %s", d, tc.want)
 				}
 			}
