@@ -18,11 +18,22 @@ type recorder struct {
 	mu    sync.Mutex
 	lines []string
 	subs  []chan string
-	// after, when set, may replace a response the server gave.
-	after func(req *http.Request, resp *http.Response) *http.Response
+	// before, when set, may fail a request before it is sent; after may
+	// replace a response the server gave.
+	before func(req *http.Request) error
+	after  func(req *http.Request, resp *http.Response) *http.Response
 }
 
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.mu.Lock()
+	before := r.before
+	r.mu.Unlock()
+	if before != nil {
+		if err := before(req); err != nil {
+			r.record(req.Method + " " + req.URL.RequestURI() + " unsent")
+			return nil, err
+		}
+	}
 	resp, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil {
 		return nil, err
@@ -33,7 +44,11 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if after != nil {
 		resp = after(req, resp)
 	}
-	line := req.Method + " " + req.URL.RequestURI() + " " + resp.Status[:3]
+	r.record(req.Method + " " + req.URL.RequestURI() + " " + resp.Status[:3])
+	return resp, nil
+}
+
+func (r *recorder) record(line string) {
 	r.mu.Lock()
 	r.lines = append(r.lines, line)
 	subs := append([]chan string(nil), r.subs...)
@@ -44,7 +59,6 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		default:
 		}
 	}
-	return resp, nil
 }
 
 // watch returns a channel receiving the lines answered from now on.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -228,7 +229,7 @@ func (r *run) send(ctx context.Context, t *task, u client.JobUpdate) (client.Upd
 			return res, nil
 		case repeated && client.IsConflict(err) && !errors.Is(err, client.ErrStaleAttempt) && r.applied(ctx, t):
 			return client.UpdateResult{}, nil
-		case ctx.Err() != nil || !(client.IsUnavailable(err) || client.StatusCode(err) == 0):
+		case ctx.Err() != nil || !(client.IsUnavailable(err) || errors.As(err, new(*url.Error))):
 			return res, err
 		}
 		t.log.Warn("reporting the job's outcome failed; trying again", slog.String("error", err.Error()))

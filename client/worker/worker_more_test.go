@@ -171,13 +171,13 @@ func TestOutputs(t *testing.T) {
 	}
 }
 
-// TestReportRetried: a completion that meets an unreachable Redis is sent
-// again until it succeeds; one whose 503 came after it was applied is a
-// success once the job shows it completed.
+// TestReportRetried: a completion that meets an unreachable Redis, or
+// that could not be sent, is sent again until it succeeds; one whose 503
+// came after it was applied is a success once the job shows it completed.
 func TestReportRetried(t *testing.T) {
 	t.Parallel()
-	for _, applied := range []bool{false, true} {
-		t.Run(map[bool]string{false: "not applied", true: "applied"}[applied], func(t *testing.T) {
+	for _, mode := range []string{"unavailable", "applied", "unreachable"} {
+		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
 			e.queue(t, "q", client.QueueSpec{})
@@ -193,7 +193,15 @@ func TestReportRetried(t *testing.T) {
 				t.Fatal(err)
 			}
 			var once sync.Once
-			if applied {
+			switch mode {
+			case "unreachable":
+				e.rec.before = func(req *http.Request) (err error) {
+					if req.Method == http.MethodPatch {
+						once.Do(func() { err = errors.New("connection reset") })
+					}
+					return err
+				}
+			case "applied":
 				e.rec.after = func(req *http.Request, resp *http.Response) *http.Response {
 					if req.Method != http.MethodPatch {
 						return resp
@@ -211,13 +219,13 @@ func TestReportRetried(t *testing.T) {
 			lines := e.rec.watch()
 			start(t, w)
 			await(t, returning, "handler")
-			if !applied {
+			if mode == "unavailable" {
 				e.srv.SetDown(true)
 			}
 			close(proceed)
 			for {
 				line := await(t, lines, "completion")
-				if strings.HasPrefix(line, "PATCH /job/") && strings.HasSuffix(line, " 503") {
+				if strings.HasPrefix(line, "PATCH /job/") && (strings.HasSuffix(line, " 503") || strings.HasSuffix(line, " unsent")) {
 					break
 				}
 			}
