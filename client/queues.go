@@ -64,7 +64,8 @@ func (s *QueueSettings) UnmarshalJSON(b []byte) error {
 // QueueSpec is a PUT /queue/{name} body: Ocypod's five settings. A nil
 // field takes the server's default (timeout 5m, heartbeat_timeout 0s,
 // expires_after 5m, retries 0, no retry delays), as a missing field does
-// in Ocypod; a zero duration disables that timeout or expiry.
+// in Ocypod; a zero duration disables that timeout or expiry. The server
+// keeps whole seconds.
 type QueueSpec struct {
 	Timeout          *time.Duration
 	HeartbeatTimeout *time.Duration

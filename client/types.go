@@ -217,7 +217,8 @@ const (
 // takes its queue's settings and the server's defaults; pointer fields
 // tell "not given" from zero (a zero Timeout disables the timeout, a nil
 // one inherits the queue's). Go 1.26's new(expr) fills them:
-// Timeout: new(10 * time.Minute).
+// Timeout: new(10 * time.Minute). The server keeps a job's durations as
+// whole seconds.
 type JobSpec struct {
 	// Input is the job's input: a json.RawMessage is sent as it is,
 	// anything else as encoding/json writes it; nil sends none (null).
