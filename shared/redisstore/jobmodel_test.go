@@ -217,6 +217,37 @@ var jobModelCases = []conformanceCase{
 			t.Fatalf("history = %+v, attempt %d", j.History, j.Attempt)
 		}
 	}},
+	{name: "history keeps each attempt's error", run: func(t *testing.T, h *harness) {
+		h.putQueue("q", settings(5, 0, 60, 3))
+		id := h.create("q", ocypod.JobSpec{})
+		h.take("q", id)
+		if err := h.update(id, ocypod.JobUpdate{Status: status(ocypod.StatusFailed), Error: &ocypod.JobError{Message: "flaky"}}); err != nil {
+			t.Fatal(err)
+		}
+		h.clock.Advance(time.Second)
+		h.take("q", id) // attempt 2 times out, with no error of its own
+		h.clock.Advance(7 * time.Second)
+		h.sweepTimeouts()
+		h.clock.Advance(time.Second)
+		h.take("q", id) // attempt 3 fails for good
+		if err := h.update(id, ocypod.JobUpdate{Status: status(ocypod.StatusFailed), Retry: new(false),
+			Error: &ocypod.JobError{Group: "io", Message: "disk"}}); err != nil {
+			t.Fatal(err)
+		}
+		j, err := h.s.GetJob(h.ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hist := j.History
+		if len(hist) != 3 || hist[0].Error == nil || hist[0].Error.Message != "flaky" || hist[0].Status != ocypod.StatusFailed ||
+			hist[1].Error != nil || hist[1].Status != ocypod.StatusTimedOut ||
+			hist[2].Error == nil || *hist[2].Error != (ocypod.JobError{Group: "io", Message: "disk"}) {
+			t.Fatalf("history = %+v", hist)
+		}
+		if j.Error == nil || *j.Error != (ocypod.JobError{Group: "io", Message: "disk"}) {
+			t.Fatalf("error = %+v", j.Error)
+		}
+	}},
 	{name: "batch and multi-queue takes", run: func(t *testing.T, h *harness) {
 		h.putQueue("a", settings(60, 0, 60, 0))
 		h.putQueue("b", settings(60, 0, 60, 0))

@@ -217,3 +217,23 @@ func TestDeleteQueueInSlices(t *testing.T) {
 		}
 	}
 }
+
+// TestLongPollOutlastsReadTimeout: a take may wait far longer than the
+// client's read timeout (20 s against 2 s by default): it answers nothing
+// after its wait, not a timeout error.
+func TestLongPollOutlastsReadTimeout(t *testing.T) {
+	t.Parallel()
+	rdb := mustClient(t, redisstore.ClientOptions{URL: redistest.Shared(t).URL(), ReadTimeout: 600 * time.Millisecond})
+	s, err := redisstore.New(rdb, redisstore.Options{Namespace: redistest.Namespace(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutQueue(t.Context(), "q", ocypod.DefaultQueueSettings()); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	jobs, err := s.Take(t.Context(), ocypod.TakeRequest{Queues: []string{"q"}, Wait: 2500 * time.Millisecond})
+	if el := time.Since(start); err != nil || len(jobs) != 0 || el < 2500*time.Millisecond {
+		t.Fatalf("take waiting 2.5s with a 600ms read timeout = %+v, %v after %v", jobs, err, el)
+	}
+}

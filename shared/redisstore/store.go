@@ -123,6 +123,28 @@ type Store struct {
 	// shardCache holds what this process knows of sharded queues
 	// (queue name -> shardInfo).
 	shardCache sync.Map
+	// blockPiece is the longest sub-second BLPOP a long-poll sends: half
+	// the client's read timeout, at most a second.
+	blockPiece time.Duration
+}
+
+// blockPiece is half rdb's read timeout, within (0, 1s]: a hand-made BLPOP
+// of that long always ends before the connection's read deadline.
+func blockPiece(rdb redis.UniversalClient) time.Duration {
+	rt := time.Duration(0)
+	switch c := rdb.(type) {
+	case *redis.Client:
+		rt = c.Options().ReadTimeout
+	case *redis.ClusterClient:
+		rt = c.Options().ReadTimeout
+	}
+	switch {
+	case rt < 0: // no read deadline
+		return time.Second
+	case rt == 0: // go-redis's default, 3s
+		return time.Second
+	}
+	return min(rt/2, time.Second)
 }
 
 // New returns a Store on rdb. It fails if the namespace or the partition
@@ -141,7 +163,8 @@ func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
 	if ns == "" {
 		ns = DefaultNamespace
 	}
-	s := &Store{rdb: rdb, o: opts, l: layoutFor(ns, max(opts.Partitions, 1)), log: opts.Logger, now: opts.Now, rand: opts.Rand}
+	s := &Store{rdb: rdb, o: opts, l: layoutFor(ns, max(opts.Partitions, 1)), log: opts.Logger, now: opts.Now, rand: opts.Rand,
+		blockPiece: blockPiece(rdb)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

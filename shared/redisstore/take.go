@@ -217,6 +217,15 @@ func (t *takeCall) block(ctx context.Context, d time.Duration) error {
 			byPart[g.p] = append(byPart[g.p], t.s.l.key(g.p, "wake:"+q))
 		}
 	}
+	// Whole seconds through go-redis's BLPop, which lets the connection's
+	// read deadline wait that long; less than a second by hand (BLPop
+	// rounds it up to a second), in pieces the client's read timeout
+	// allows. The caller's loop waits whatever is left.
+	if d >= time.Second {
+		d = d.Truncate(time.Second)
+	} else {
+		d = min(d, t.s.blockPiece)
+	}
 	ctx, cancel := context.WithTimeout(ctx, d+time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -224,9 +233,13 @@ func (t *takeCall) block(ctx context.Context, d time.Duration) error {
 	secs := strconv.FormatFloat(max(d.Seconds(), 0.001), 'f', 3, 64)
 	for _, keys := range byPart {
 		wg.Go(func() {
-			// BLPOP by hand: go-redis rounds a timeout under 1s up to 1s.
-			args := append([]any{"blpop"}, toAny(keys)...)
-			err := t.s.rdb.Do(ctx, append(args, secs)...).Err()
+			var err error
+			if d >= time.Second {
+				err = t.s.rdb.BLPop(ctx, d, keys...).Err()
+			} else {
+				args := append([]any{"blpop"}, toAny(keys)...)
+				err = t.s.rdb.Do(ctx, append(args, secs)...).Err()
+			}
 			if err == nil || isNil(err) {
 				cancel()
 				return

@@ -374,7 +374,7 @@ local function push_history(j)
   local h = decode(redis.call('HGET', K.hist, j.id)) or {}
   local e = {attempt = j.attempt or 1, worker = j.worker, started_at = j.started_at,
     ended_at = j.ended_at, status = j.status}
-  local er = j.group and decode(redis.call('HGET', K.err, j.id))
+  local er = (j.status == 'failed' or j.status == 'timed_out') and decode(redis.call('HGET', K.err, j.id))
   if er then e.error = er end
   h[#h + 1] = e
   while #h > 19 do table.remove(h, 1) end
@@ -505,6 +505,7 @@ local function set_error(j, er)
     redis.call('HSET', K.err, j.id, cjson.encode(er))
     j.group = er.group
   else
+    redis.call('HDEL', K.err, j.id)
     j.group = nil
   end
 end
