@@ -33,6 +33,12 @@ func (c *Client) Version(ctx context.Context) (string, error) {
 	return v, c.get(ctx, "/info/version", nil, &v)
 }
 
+// OpenAPI returns the server's OpenAPI 3.1 document (GET /openapi.json).
+func (c *Client) OpenAPI(ctx context.Context) (json.RawMessage, error) {
+	var doc json.RawMessage
+	return doc, c.get(ctx, "/openapi.json", nil, &doc)
+}
+
 // QueueCounts are a queue's job counts by status.
 type QueueCounts struct {
 	Queued    uint64 `json:"queued"`
