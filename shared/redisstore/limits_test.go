@@ -223,17 +223,25 @@ func TestDeleteQueueInSlices(t *testing.T) {
 // after its wait, not a timeout error.
 func TestLongPollOutlastsReadTimeout(t *testing.T) {
 	t.Parallel()
-	rdb := mustClient(t, redisstore.ClientOptions{URL: redistest.Shared(t).URL(), ReadTimeout: 600 * time.Millisecond})
-	s, err := redisstore.New(rdb, redisstore.Options{Namespace: redistest.Namespace(t)})
+	srv := redistest.Shared(t)
+	ns := redistest.Namespace(t)
+	// The queue is made (and the scripts loaded) through a client with the
+	// usual timeouts; the take runs through one whose read timeout is 1s.
+	setup, err := redisstore.New(srv.Client(), redisstore.Options{Namespace: ns})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.PutQueue(t.Context(), "q", ocypod.DefaultQueueSettings()); err != nil {
+	if _, err := setup.PutQueue(t.Context(), "q", ocypod.DefaultQueueSettings()); err != nil {
+		t.Fatal(err)
+	}
+	rdb := mustClient(t, redisstore.ClientOptions{URL: srv.URL(), ReadTimeout: time.Second})
+	s, err := redisstore.New(rdb, redisstore.Options{Namespace: ns})
+	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
 	jobs, err := s.Take(t.Context(), ocypod.TakeRequest{Queues: []string{"q"}, Wait: 2500 * time.Millisecond})
 	if el := time.Since(start); err != nil || len(jobs) != 0 || el < 2500*time.Millisecond {
-		t.Fatalf("take waiting 2.5s with a 600ms read timeout = %+v, %v after %v", jobs, err, el)
+		t.Fatalf("take waiting 2.5s with a 1s read timeout = %+v, %v after %v", jobs, err, el)
 	}
 }
