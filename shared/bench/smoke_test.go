@@ -31,6 +31,14 @@ func TestSmoke(t *testing.T) {
 	t.Run("sweep scaling", func(t *testing.T) {
 		sweepScaling(smokeRun(t, 2), newSweepEnv(t, 20, 10, true), newSweepEnv(t, 200, 10, true))
 	})
+	t.Run("batch take", func(t *testing.T) {
+		batchTake(smokeRun(t, 1), smokeBatchSizes, false)
+		batchTake(smokeRun(t, 1), smokeBatchSizes, true)
+	})
+	t.Run("long-poll", func(t *testing.T) {
+		longPoll(smokeRun(t, 1), smokeLongPollSizes, false)
+		longPoll(smokeRun(t, 1), smokeLongPollSizes, true)
+	})
 	t.Run("lambda", func(t *testing.T) {
 		if _, err := exec.LookPath("make"); err != nil {
 			t.Skip("make is not installed")
