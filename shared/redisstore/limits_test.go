@@ -171,6 +171,32 @@ func TestLongPollWakes(t *testing.T) {
 		if err != nil || len(jobs) != 1 {
 			t.Fatalf("P=%d: take waiting for a due job = %+v, %v", partitions, jobs, err)
 		}
+		// Woken by a job scheduled while it waits: it then waits for that
+		// job's due time, not for the end of its wait.
+		until := rdb.HGet(ctx, lay.Key(lay.Home("q"), "q"), "q w").Val()
+		go func() {
+			jobs, err := s.Take(ctx, ocypod.TakeRequest{Queues: []string{"q"}, Wait: 15 * time.Second})
+			if err != nil {
+				t.Error(err)
+			}
+			got <- jobs
+		}()
+		waitingSince := time.Now()
+		for rdb.HGet(ctx, lay.Key(lay.Home("q"), "q"), "q w").Val() == until {
+			if time.Since(waitingSince) > 10*time.Second {
+				t.Fatal("the second take never started waiting")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		start = time.Now()
+		sc, err := s.CreateJob(ctx, "q", ocypod.JobSpec{Delay: &ocypod.Duration{Nanos: 300_000_000}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = <-got
+		if el := time.Since(start); len(jobs) != 1 || jobs[0].ID != sc.ID || el > 10*time.Second {
+			t.Fatalf("P=%d: take waiting when a job was scheduled = %+v after %v, want job %d at its due time", partitions, jobs, el, sc.ID)
+		}
 		start = time.Now()
 		jobs, err = s.Take(ctx, ocypod.TakeRequest{Queues: []string{"q"}, Wait: 200 * time.Millisecond})
 		if err != nil || len(jobs) != 0 || time.Since(start) < 200*time.Millisecond {

@@ -242,6 +242,19 @@ local function note_due(q, due)
   if not cur or num(cur) > due then redis.call('HSET', K.q, f, int_str(due)) end
 end
 
+-- wake tells long-polling takers of queue q that a job is ready: in the
+-- script when it has the queue's wake list (K.wake), else through the reply
+-- (A.woken collects queue names; the store pushes the token after the call).
+local function wake(q, waiting)
+  if not waiting then return end
+  if K.wake and q == A.queue then
+    redis.call('RPUSH', K.wake, '1')
+  else
+    A.woken = A.woken or {}
+    A.woken[#A.woken + 1] = q
+  end
+end
+
 -- detach removes the entries that a job's status gives it; attach adds
 -- them. Tags and tracking do not depend on the status (see untag_all).
 local function detach(j)
@@ -281,6 +294,10 @@ local function attach(j)
     redis.call('ZADD', K.due, int_str(j.due), j.id)
     redis.call('ZADD', K.dq, 0, j.queue .. ' ' .. lp(j.due) .. lp(j.id))
     note_due(j.queue, j.due)
+    -- A waiting take sleeps until the earliest due time it saw: wake it to
+    -- look again.
+    local _, waiting = queue_settings(j.queue)
+    wake(j.queue, waiting)
   elseif is_ended(j) then
     local e = expiry_time(j)
     if e ~= math.huge then redis.call('ZADD', K.exp, int_str(e), j.id) end
@@ -339,19 +356,6 @@ local function stat_time(q, what, since_us)
   local d = ms(A.now) - ms(since_us)
   if d < 0 then d = 0 end
   stat_count(q, what .. bucket(d / 1000))
-end
-
--- wake tells long-polling takers of queue q that a job is ready: in the
--- script when it has the queue's wake list (K.wake), else through the reply
--- (A.woken collects queue names; the store pushes the token after the call).
-local function wake(q, waiting)
-  if not waiting then return end
-  if K.wake and q == A.queue then
-    redis.call('RPUSH', K.wake, '1')
-  else
-    A.woken = A.woken or {}
-    A.woken[#A.woken + 1] = q
-  end
 end
 
 -- effect records work for another partition (or for the store's Go side) in
