@@ -99,26 +99,20 @@ func (s *Store) applyEffect(ctx context.Context, e *effectEntry) error {
 			return fmt.Errorf("effect %s: unreadable spec: %w", e.ID, err)
 		}
 		e.created, r, err = s.createOnce(ctx, e.Queue, spec, e.ID)
-	case "copy":
-		spec, derr := copySpec(e)
+	case "copy", "dlq":
+		// A job copied into another queue: a failed job retried there, or a
+		// dead letter. When that queue is gone, the copy is dropped.
+		build, gone := copySpec, "queue to retry a failed job in does not exist any more; the job is dropped"
+		if e.Op == "dlq" {
+			build, gone = s.deadLetter, "dead letter queue does not exist; the dead letter is dropped"
+		}
+		spec, derr := build(e)
 		if derr != nil {
 			return derr
 		}
 		e.created, r, err = s.createOnce(ctx, e.Queue, spec, e.ID)
 		if errors.Is(err, errQueueGone) {
-			s.log.WarnContext(ctx, "queue to retry a failed job in does not exist any more; the job is dropped",
-				"queue", e.Queue, "job_id", e.Job)
-			err = nil
-		}
-	case "dlq":
-		spec, derr := s.deadLetter(e)
-		if derr != nil {
-			return derr
-		}
-		e.created, r, err = s.createOnce(ctx, e.Queue, spec, e.ID)
-		if errors.Is(err, errQueueGone) {
-			s.log.WarnContext(ctx, "dead letter queue does not exist; the dead letter is dropped",
-				"queue", e.Queue, "job_id", e.Job)
+			s.log.WarnContext(ctx, gone, "queue", e.Queue, "job_id", e.Job)
 			err = nil
 		}
 	default:

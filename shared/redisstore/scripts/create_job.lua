@@ -96,34 +96,7 @@ for i, s in ipairs(specs) do
     if s.inherit_delays then j.retry_delays = qs.d end
     if s.inherit_backoff then j.retry_backoff = qs.bo end
     if s.key and key_holder('r', q, s.key) then j.blocked = 1 end
-    if s.depends_on and #s.depends_on > 0 then
-      j.depends_on = cjson.encode(s.depends_on)
-      local left = {}
-      for _, d in ipairs(s.depends_on) do
-        d = tostring(d)
-        if partition_of(d) == A.p then
-          local dj = load_job(d)
-          if dj.status ~= 'completed' then
-            left[#left + 1] = d
-            if is_ended(dj) then
-              NOTES[#NOTES + 1] = {job = id, dep = d, why = dj.status}
-            else
-              local ds = decode(redis.call('HGET', K.deps, d)) or {}
-              ds[#ds + 1] = id
-              redis.call('HSET', K.deps, d, cjson.encode(ds))
-              if not dj.has_dependents then
-                dj.has_dependents = 1
-                save_job(dj)
-              end
-            end
-          end
-        else
-          left[#left + 1] = d
-          effect({op = 'depend', to = partition_of(d), job = id, dep = d})
-        end
-      end
-      if #left > 0 then j.waiting_on = cjson.encode(left) end
-    end
+    if s.depends_on and #s.depends_on > 0 then depend(j, s.depends_on) end
     make_runnable(j, seq)
     attach(j)
     save_job(j)

@@ -317,6 +317,18 @@ local function attach(j)
   end
 end
 
+-- settle stores a job whose new status is decided (after detach and the
+-- change): its index entries, its metadata, and a wake-up for the takers
+-- of its queue when it became queued.
+local function settle(j)
+  attach(j)
+  save_job(j)
+  if j.status == 'queued' then
+    local _, waiting = queue_settings(j.queue)
+    wake(j.queue, waiting)
+  end
+end
+
 -- tags_of is a job's tags as a list (empty when none).
 local function tags_of(j) return decode(j.tags) or {} end
 
@@ -462,6 +474,45 @@ end
 -- recursion, since a cancellation can cascade down a chain of dependents.
 local NOTES = {}
 
+-- depend makes job j wait on the jobs deps (ids): each dependency of this
+-- partition that is not completed is recorded as having j for dependent
+-- (once), or, when it already ended otherwise or is gone, queues the note
+-- that cancels j; those of other partitions learn it through the outbox.
+-- Sets j.depends_on and j.waiting_on (nil when nothing is left to wait for).
+local function depend(j, deps)
+  j.depends_on = cjson.encode(deps)
+  local left = {}
+  for _, d in ipairs(deps) do
+    d = tostring(d)
+    if partition_of(d) == A.p then
+      local dj = load_job(d)
+      if not dj then
+        left[#left + 1] = d
+        NOTES[#NOTES + 1] = {job = j.id, dep = d, why = 'deleted'}
+      elseif dj.status ~= 'completed' then
+        left[#left + 1] = d
+        if is_ended(dj) then
+          NOTES[#NOTES + 1] = {job = j.id, dep = d, why = dj.status}
+        else
+          local ds = decode(redis.call('HGET', K.deps, d)) or {}
+          local dup = false
+          for _, x in ipairs(ds) do if x == j.id then dup = true end end
+          if not dup then ds[#ds + 1] = j.id end
+          redis.call('HSET', K.deps, d, cjson.encode(ds))
+          if not dj.has_dependents then
+            dj.has_dependents = 1
+            save_job(dj)
+          end
+        end
+      end
+    else
+      left[#left + 1] = d
+      effect({op = 'depend', to = partition_of(d), job = j.id, dep = d})
+    end
+  end
+  if #left > 0 then j.waiting_on = cjson.encode(left) else j.waiting_on = nil end
+end
+
 -- after_end runs the consequences of job j ending for good (completed,
 -- cancelled, failed or timed out with no retry, deleted): its dependents
 -- learn the outcome, and a job failed for good is copied to its queue's
@@ -494,12 +545,7 @@ local function release_key(j)
   detach(b)
   b.blocked = nil
   make_runnable(b)
-  attach(b)
-  save_job(b)
-  if b.status == 'queued' then
-    local _, waiting = queue_settings(b.queue)
-    wake(b.queue, waiting)
-  end
+  settle(b)
 end
 
 -- set_error records the error a worker reported with a failure (or the
@@ -616,12 +662,7 @@ local function apply_dep(jid, dep, why)
   detach(j)
   if #rest == 0 then j.waiting_on = nil else j.waiting_on = cjson.encode(rest) end
   if j.status == 'waiting' then make_runnable(j) end
-  attach(j)
-  save_job(j)
-  if j.status == 'queued' then
-    local _, waiting = queue_settings(j.queue)
-    wake(j.queue, waiting)
-  end
+  settle(j)
 end
 
 -- drain_notes delivers the dependency outcomes queued by after_end.
@@ -692,12 +733,7 @@ local function promote(j)
   if j.status == 'scheduled' then
     detach(j)
     make_runnable(j)
-    attach(j)
-    save_job(j)
-    if j.status == 'queued' then
-      local _, waiting = queue_settings(j.queue)
-      wake(j.queue, waiting)
-    end
+    settle(j)
     return 'promoted'
   end
   if not queue_settings(j.queue) then

@@ -77,37 +77,7 @@ if in_place then
     if #A.depends_on == 0 then
       j.depends_on, j.waiting_on = nil, nil
     else
-      j.depends_on = cjson.encode(A.depends_on)
-      local left = {}
-      for _, d in ipairs(A.depends_on) do
-        d = tostring(d)
-        if partition_of(d) == A.p then
-          local dj = load_job(d)
-          if dj and dj.status ~= 'completed' then
-            left[#left + 1] = d
-            if is_ended(dj) then
-              NOTES[#NOTES + 1] = {job = j.id, dep = d, why = dj.status}
-            else
-              local ds = decode(redis.call('HGET', K.deps, d)) or {}
-              local dup = false
-              for _, x in ipairs(ds) do if x == j.id then dup = true end end
-              if not dup then ds[#ds + 1] = j.id end
-              redis.call('HSET', K.deps, d, cjson.encode(ds))
-              if not dj.has_dependents then
-                dj.has_dependents = 1
-                save_job(dj)
-              end
-            end
-          elseif not dj then
-            left[#left + 1] = d
-            NOTES[#NOTES + 1] = {job = j.id, dep = d, why = 'deleted'}
-          end
-        else
-          left[#left + 1] = d
-          effect({op = 'depend', to = partition_of(d), job = j.id, dep = d})
-        end
-      end
-      if #left > 0 then j.waiting_on = cjson.encode(left) else j.waiting_on = nil end
+      depend(j, A.depends_on)
     end
   end
   local keep_order = j.status == 'queued' and not A.priority
@@ -118,12 +88,7 @@ if in_place then
   else
     make_runnable(j)
   end
-  attach(j)
-  save_job(j)
-  if j.status == 'queued' then
-    local _, waiting = queue_settings(j.queue)
-    wake(j.queue, waiting)
-  end
+  settle(j)
 end
 
 if target == 'completed' or target == 'cancelled' then
