@@ -271,3 +271,44 @@ func TestLongPollOutlastsReadTimeout(t *testing.T) {
 		t.Fatalf("take waiting 2.5s with a 1s read timeout = %+v, %v after %v", jobs, err, el)
 	}
 }
+
+// TestShardedQueueSeenByAFreshProcess: a process that never created or
+// took a job of a sharded queue (a cold Lambda answering its size) still
+// reads and takes from every one of its partitions.
+func TestShardedQueueSeenByAFreshProcess(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Shared(t).Client()
+	ns := redistest.Namespace(t)
+	open := func() *redisstore.Store {
+		s, err := redisstore.New(rdb, redisstore.Options{Namespace: ns, Partitions: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	ctx := t.Context()
+	a := open()
+	if _, err := a.PutQueue(ctx, "q", ocypod.DefaultQueueSettings()); err != nil {
+		t.Fatal(err)
+	}
+	shards := uint64(4)
+	if err := a.PatchQueue(ctx, "q", ocypod.QueuePatch{Shards: &shards}); err != nil {
+		t.Fatal(err)
+	}
+	specs := make([]ocypod.JobSpec, 40)
+	if _, err := a.CreateJobs(ctx, "q", specs); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := open().QueueSize(ctx, "q"); err != nil || n != 40 {
+		t.Errorf("QueueSize in a fresh process = %d, %v, want 40", n, err)
+	}
+	if ids, err := open().QueueJobIDs(ctx, "q"); err != nil || len(ids.Queued) != 40 {
+		t.Errorf("QueueJobIDs in a fresh process = %d queued, %v, want 40", len(ids.Queued), err)
+	}
+	if page, err := open().ListJobs(ctx, ocypod.ListRequest{Queue: "q", Limit: 100}); err != nil || len(page.Jobs) != 40 {
+		t.Errorf("ListJobs in a fresh process = %d jobs, %v, want 40", len(page.Jobs), err)
+	}
+	if jobs, err := open().Take(ctx, ocypod.TakeRequest{Queues: []string{"q"}, Count: 100}); err != nil || len(jobs) != 40 {
+		t.Errorf("Take(count 100) in a fresh process = %d jobs, %v, want 40", len(jobs), err)
+	}
+}

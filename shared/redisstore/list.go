@@ -190,7 +190,7 @@ func statusCodeOf(st ocypod.Status) (string, bool) {
 }
 
 // listPartitions are the partitions a listing covers.
-func (s *Store) listPartitions(queue string) []int {
+func (s *Store) listPartitions(ctx context.Context, queue string) []int {
 	if queue == "" {
 		ps := make([]int, s.l.P)
 		for p := range ps {
@@ -198,7 +198,7 @@ func (s *Store) listPartitions(queue string) []int {
 		}
 		return ps
 	}
-	home, span := s.l.home(queue), s.span(queue)
+	home, span := s.l.home(queue), s.freshSpan(ctx, queue)
 	ps := make([]int, span)
 	for i := range ps {
 		ps[i] = s.l.shard(home, i)
@@ -209,7 +209,7 @@ func (s *Store) listPartitions(queue string) []int {
 // listPage runs list.lua on every partition the listing covers (one
 // pipelined round), merges the replies in order and keeps the first limit.
 func (s *Store) listPage(ctx context.Context, req ocypod.ListRequest, args map[string]any) (ocypod.JobPage, error) {
-	parts := s.listPartitions(req.Queue)
+	parts := s.listPartitions(ctx, req.Queue)
 	query, _ := json.Marshal([]any{req.Queue, req.Status, req.HasTag, req.Tag, req.Worker, req.Tracked, args["sources"]})
 	cur := cursor{Query: string(query), Parts: make([]*partCursor, len(parts))}
 	for i := range cur.Parts {
@@ -344,7 +344,7 @@ func (s *Store) listByKey(ctx context.Context, req ocypod.ListRequest) (ocypod.J
 	if req.Queue == "" {
 		return ocypod.JobPage{}, ocypod.Invalid("Invalid key: list by key within a queue (GET /queue/{name}/jobs?key=)")
 	}
-	home, span := s.l.home(req.Queue), s.span(req.Queue)
+	home, span := s.l.home(req.Queue), s.freshSpan(ctx, req.Queue)
 	page := ocypod.JobPage{Jobs: []*ocypod.Job{}}
 	for i := range span {
 		p := s.l.shard(home, i)

@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"slices"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -15,33 +16,68 @@ import (
 )
 
 // shardInfo is what a process knows of a sharded queue: the shards new
-// jobs go to (k) and the partitions that may hold its jobs (span). Every
-// create and take reply from a queue's partition refreshes it, so a change
-// of shards reaches every process with its next call.
-type shardInfo struct{ k, span int }
+// jobs go to (k), the partitions that may hold its jobs (span), and when it
+// learnt that. Every create and take reply from a queue's partition
+// refreshes it; reads that fan out over a queue's partitions refresh it
+// from the queue's settings once it is older than shardTTL, so a process
+// that only reads (a Lambda answering queue sizes) sees every partition of
+// a queue sharded by another process.
+type shardInfo struct {
+	k, span int
+	at      time.Time
+}
+
+// shardTTL is how long what a process knows of a queue's shards is trusted
+// by the reads that fan out over them.
+const shardTTL = 10 * time.Second
 
 func (s *Store) shardOf(q string) shardInfo {
 	if s.l.P == 1 {
-		return shardInfo{1, 1}
+		return shardInfo{k: 1, span: 1}
 	}
 	if v, ok := s.shardCache.Load(q); ok {
 		return v.(shardInfo)
 	}
-	return shardInfo{1, 1}
+	return shardInfo{k: 1, span: 1}
 }
 
 // shards is how many shards new jobs of queue q spread over.
 func (s *Store) shards(q string) int { return max(s.shardOf(q).k, 1) }
 
-// span is how many partitions may hold jobs of queue q.
+// span is how many partitions may hold jobs of queue q, as far as this
+// process knows.
 func (s *Store) span(q string) int { return max(s.shardOf(q).span, s.shards(q), 1) }
+
+// freshSpan is span, first read again from the queue's settings (one
+// HGET) when what this process knows of it is missing or older than
+// shardTTL. A failed read leaves it as it was: the operation that follows
+// meets the same Redis and reports its own error.
+func (s *Store) freshSpan(ctx context.Context, q string) int {
+	if s.l.P == 1 {
+		return 1
+	}
+	if v, ok := s.shardCache.Load(q); ok && time.Since(v.(shardInfo).at) < shardTTL {
+		return s.span(q)
+	}
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	text, err := s.rdb.HGet(ctx, s.l.key(s.l.home(q), "q"), q).Result()
+	var st storedQueue
+	switch {
+	case errors.Is(err, redis.Nil):
+		s.noteShards(q, []int{1, 1})
+	case err == nil && json.Unmarshal([]byte(text), &st) == nil:
+		s.noteShards(q, []int{st.Shards, st.Span})
+	}
+	return s.span(q)
+}
 
 // noteShards records a queue's shards from a reply ([k, span]).
 func (s *Store) noteShards(q string, ks []int) {
 	if s.l.P == 1 || len(ks) != 2 {
 		return
 	}
-	s.shardCache.Store(q, shardInfo{k: max(ks[0], 1), span: max(ks[1], ks[0], 1)})
+	s.shardCache.Store(q, shardInfo{k: max(ks[0], 1), span: max(ks[1], ks[0], 1), at: time.Now()})
 }
 
 // pickShard chooses the shard (0..k-1) of a new job: by its key, so one
@@ -263,7 +299,7 @@ func (s *Store) DeleteQueue(ctx context.Context, name string) error {
 	if !ocypod.ValidQueueName(name) {
 		return fail(ocypod.InvalidQueueName())
 	}
-	home, span := s.l.home(name), s.span(name)
+	home, span := s.l.home(name), s.freshSpan(ctx, name)
 	r, err := s.run(ctx, &call{sc: scriptDeleteQueue, p: home, queue: name}, nil)
 	if err == nil && r.Err != "" {
 		err = refusal(r, 0, name, nil)
@@ -336,7 +372,7 @@ func (s *Store) queueJobs(ctx context.Context, name string, sizeOnly bool) ([]qu
 	if !ocypod.ValidQueueName(name) {
 		return nil, ocypod.InvalidQueueName()
 	}
-	home, span := s.l.home(name), s.span(name)
+	home, span := s.l.home(name), s.freshSpan(ctx, name)
 	calls := make([]*call, span)
 	outs := make([]any, span)
 	for i := range span {

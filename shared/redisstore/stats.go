@@ -40,7 +40,7 @@ func (s *Store) QueueStats(ctx context.Context, queue string, day time.Time) (oc
 	defer cancel()
 	pipe := s.rdb.Pipeline()
 	var cmds []*redis.SliceCmd
-	for _, p := range s.listPartitions(queue) {
+	for _, p := range s.listPartitions(ctx, queue) {
 		cmds = append(cmds, pipe.HMGet(ctx, s.partKey(p, "st", "", day), fields...))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {

@@ -86,7 +86,7 @@ func (s *Store) newTake(ctx context.Context, req ocypod.TakeRequest) (*takeCall,
 		queues = append(append([]string(nil), queues[i:]...), queues[:i]...)
 	}
 	for _, q := range queues {
-		home, span := s.l.home(q), s.span(q)
+		home, span := s.l.home(q), s.freshSpan(ctx, q)
 		off := 0
 		if span > 1 {
 			off = rand.IntN(span)
