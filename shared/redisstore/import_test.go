@@ -324,4 +324,3 @@ var importCases = []conformanceCase{
 		h.wantUnchanged("a dry run", snap)
 	}},
 }
-
