@@ -48,6 +48,7 @@ type ImportOptions struct {
 
 // ImportReport says what Import did.
 type ImportReport struct {
+	// Source is ImportOptions.SourceName, with the source namespace.
 	Source     string
 	Namespace  string // the target's
 	Partitions int
@@ -103,7 +104,7 @@ type ImportSkip struct {
 // A source that is not an Ocypod database and a target that is not empty
 // are refused (an *ImportRefusal) before anything is written.
 func (s *Store) Import(ctx context.Context, o ImportOptions) (*ImportReport, error) {
-	rep := &ImportReport{Source: o.SourceName, Namespace: s.l.ns, Partitions: s.l.P, DryRun: o.DryRun,
+	rep := &ImportReport{Namespace: s.l.ns, Partitions: s.l.P, DryRun: o.DryRun,
 		Jobs: map[string]map[ocypod.Status]uint64{}}
 	fail := func(err error) (*ImportReport, error) {
 		var r *ImportRefusal
@@ -123,6 +124,7 @@ func (s *Store) Import(ctx context.Context, o ImportOptions) (*ImportReport, err
 	if o.SourceNamespace != "" {
 		where += fmt.Sprintf(" (namespace %q)", o.SourceNamespace)
 	}
+	rep.Source = where
 	u, err := surveyUpstream(ctx, o.Source, o.SourceNamespace, where)
 	if err != nil {
 		return fail(err)
