@@ -2,13 +2,10 @@ package redisstore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -132,18 +129,20 @@ func globEscape(s string) string {
 	return b.String()
 }
 
-// scanKeys returns every key of rdb matching pattern.
-func scanKeys(ctx context.Context, rdb redis.Cmdable, pattern string) ([]string, error) {
-	var keys []string
+// scanPages calls page with each page of the keys of rdb matching
+// pattern, until it returns false or an error.
+func scanPages(ctx context.Context, rdb redis.Cmdable, pattern string, page func([]string) (bool, error)) error {
 	var cursor uint64
 	for {
 		ks, next, err := rdb.Scan(ctx, cursor, pattern, 1000).Result()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		keys = append(keys, ks...)
+		if more, err := page(ks); err != nil || !more {
+			return err
+		}
 		if cursor = next; cursor == 0 {
-			return keys, nil
+			return nil
 		}
 	}
 }
@@ -156,37 +155,53 @@ func surveyUpstream(ctx context.Context, src redis.UniversalClient, ns, where st
 	if ns != "" {
 		u.pre = ns + ":"
 	}
-	keys, err := scanKeys(ctx, src, globEscape(u.pre)+"*")
-	if err != nil {
+	// Keys come a page at a time, job keys checked as they come: only ids
+	// are kept, whatever else the database holds.
+	var lists []string // pending lists of queues, registered or not
+	var inner error
+	err := scanPages(ctx, src, globEscape(u.pre)+"*", func(keys []string) (bool, error) {
+		want := map[string]string{}
+		for _, k := range keys {
+			rest := strings.TrimPrefix(k, u.pre)
+			switch {
+			case strings.HasPrefix(rest, "job:"):
+				id, err := strconv.ParseUint(rest[4:], 10, 64)
+				if err != nil || strconv.FormatUint(id, 10) != rest[4:] || id == 0 {
+					continue // not a key Ocypod writes
+				}
+				if id > maxImportID {
+					inner = importRefused("the source's job %d has an id above 2^53, which this store cannot hold", id)
+					return false, nil
+				}
+				u.ids = append(u.ids, id)
+				want[k] = "hash"
+			case len(rest) > len("queue::jobs") && strings.HasPrefix(rest, "queue:") && strings.HasSuffix(rest, ":jobs"):
+				// (Not "queue:jobs", the settings of a queue called jobs.)
+				if q := rest[len("queue:") : len(rest)-len(":jobs")]; ocypod.ValidQueueName(q) {
+					lists = append(lists, q)
+					want[k] = "list"
+				}
+			}
+		}
+		_, inner = checkTypes(ctx, src, want, where)
+		return inner == nil, nil
+	})
+	switch {
+	case inner != nil:
+		return nil, inner
+	case err != nil:
 		return nil, fmt.Errorf("reading the source: %w", err)
 	}
+	// SCAN may return a key twice.
+	slices.Sort(u.ids)
+	u.ids = slices.Compact(u.ids)
+	slices.Sort(lists)
+	lists = slices.Compact(lists)
 	want := map[string]string{u.pre + "queues": "set", u.pre + "job_id": "string", u.pre + "limbo": "list",
 		u.pre + "running": "list", u.pre + "failed": "list", u.pre + "ended": "list"}
 	for _, name := range upstreamStats {
 		want[u.pre+"stats:jobs:num_"+name] = "string"
 	}
-	var lists []string // pending lists of queues, registered or not
-	for _, k := range keys {
-		rest := strings.TrimPrefix(k, u.pre)
-		switch {
-		case strings.HasPrefix(rest, "job:"):
-			id, err := strconv.ParseUint(rest[4:], 10, 64)
-			if err != nil || strconv.FormatUint(id, 10) != rest[4:] || id == 0 {
-				continue // not a key Ocypod writes
-			}
-			if id > maxImportID {
-				return nil, importRefused("the source's job %d has an id above 2^53, which this store cannot hold", id)
-			}
-			u.ids = append(u.ids, id)
-			want[k] = "hash"
-		case strings.HasPrefix(rest, "queue:") && strings.HasSuffix(rest, ":jobs"):
-			if q := rest[6 : len(rest)-5]; ocypod.ValidQueueName(q) {
-				lists = append(lists, q)
-				want[k] = "list"
-			}
-		}
-	}
-	slices.Sort(u.ids)
 	names, err := checkTypes(ctx, src, want, where)
 	if err != nil {
 		return nil, err
@@ -239,23 +254,25 @@ func checkTypes(ctx context.Context, src redis.UniversalClient, want map[string]
 // namespaceHint names the namespaces that do hold Ocypod data, when the
 // one given holds none.
 func namespaceHint(ctx context.Context, src redis.UniversalClient, ns string) string {
-	keys, err := scanKeys(ctx, src, "*job_id")
+	var found []string
+	err := scanPages(ctx, src, "*job_id", func(keys []string) (bool, error) {
+		for _, k := range keys {
+			if k == "job_id" {
+				found = append(found, `"" (none)`)
+			} else if n, ok := strings.CutSuffix(k, ":job_id"); ok && n != ns {
+				found = append(found, strconv.Quote(n))
+			}
+		}
+		return len(found) < 5, nil
+	})
 	if err != nil {
 		return ""
-	}
-	var found []string
-	for _, k := range keys {
-		if k == "job_id" {
-			found = append(found, `"" (none)`)
-		} else if n, ok := strings.CutSuffix(k, ":job_id"); ok && n != ns {
-			found = append(found, strconv.Quote(n))
-		}
 	}
 	if len(found) == 0 {
 		return " (is it the right database?)"
 	}
 	slices.Sort(found)
-	return "; Ocypod data was found under the namespace " + strings.Join(found[:min(len(found), 5)], ", ") + " (FROM_NAMESPACE, upstream's redis.key_namespace)"
+	return "; Ocypod data was found under the namespace " + strings.Join(found, ", ") + " (FROM_NAMESPACE, upstream's redis.key_namespace)"
 }
 
 // readQueues reads the registered queues and their settings.
@@ -306,33 +323,6 @@ func queueSettingsOf(h map[string]string) (map[string]any, error) {
 		}
 	}
 	return s, nil
-}
-
-// upstreamDelays reads Ocypod's retry_delays: a JSON array of durations in
-// its own format ("10s", "1h 30m"), kept as whole seconds.
-func upstreamDelays(text string) ([]ocypod.Duration, error) {
-	var raw []json.RawMessage
-	if err := json.Unmarshal([]byte(text), &raw); err != nil {
-		return nil, fmt.Errorf("retry_delays %q is not a JSON array", truncate(text))
-	}
-	out := make([]ocypod.Duration, len(raw))
-	for i, r := range raw {
-		var s string
-		var n uint64
-		switch {
-		case json.Unmarshal(r, &s) == nil:
-			d, err := ocypod.ParseDuration(s)
-			if err != nil {
-				return nil, fmt.Errorf("retry_delays[%d] %q: %v", i, s, err)
-			}
-			out[i] = d.Truncate()
-		case json.Unmarshal(r, &n) == nil:
-			out[i] = ocypod.Seconds(n)
-		default:
-			return nil, fmt.Errorf("retry_delays[%d] is not a duration", i)
-		}
-	}
-	return out, nil
 }
 
 // readLists reads the lists that order queued jobs and mark pending
@@ -416,128 +406,4 @@ func (u *upstream) readCounters(ctx context.Context, src redis.UniversalClient, 
 		return importRefused("%s's job id counter %d is above 2^53, which this store cannot hold", where, u.lastID)
 	}
 	return nil
-}
-
-// importRecord is a job as import.lua writes it.
-type importRecord struct {
-	ID               string   `json:"id"`
-	Queue            string   `json:"queue"`
-	Status           string   `json:"status"`
-	CreatedAt        string   `json:"created_at"`
-	StartedAt        string   `json:"started_at,omitempty"`
-	EndedAt          string   `json:"ended_at,omitempty"`
-	LastHeartbeat    string   `json:"last_heartbeat,omitempty"`
-	Timeout          any      `json:"timeout"`
-	HeartbeatTimeout any      `json:"heartbeat_timeout"`
-	ExpiresAfter     any      `json:"expires_after"`
-	Retries          any      `json:"retries"`
-	RetriesAttempted any      `json:"retries_attempted"`
-	RetryDelays      string   `json:"retry_delays,omitempty"`
-	Tags             string   `json:"tags,omitempty"`
-	TagList          []string `json:"tag_list,omitempty"`
-	Input            string   `json:"input,omitempty"`
-	Output           string   `json:"output,omitempty"`
-	Attempt          any      `json:"attempt"`
-	Pos              int64    `json:"pos,omitempty"`
-	Retry            bool     `json:"retry,omitempty"`
-}
-
-// upstreamJob converts the hash of Ocypod job id into a record, or says
-// why it cannot be copied.
-func (u *upstream) upstreamJob(id uint64, h map[string]string) (*importRecord, error) {
-	if len(h) == 0 {
-		return nil, nil // gone since the survey
-	}
-	if _, ok := h["id"]; !ok {
-		return nil, fmt.Errorf("a partial hash without an id (fields %s), as Ocypod's take race leaves", truncate(strings.Join(slices.Sorted(maps.Keys(h)), ", ")))
-	}
-	if h["id"] != strconv.FormatUint(id, 10) {
-		return nil, fmt.Errorf("its id field is %q", truncate(h["id"]))
-	}
-	r := &importRecord{ID: h["id"], Queue: h["queue"], Status: h["status"]}
-	if !ocypod.ValidQueueName(r.Queue) {
-		return nil, fmt.Errorf("its queue field %q is not a queue name", truncate(r.Queue))
-	}
-	st, ok := ocypod.ParseStatus(r.Status)
-	if !ok || st == ocypod.StatusScheduled || st == ocypod.StatusWaiting {
-		return nil, fmt.Errorf("its status %q is not Ocypod's", truncate(r.Status))
-	}
-	var err error
-	at := func(field string, need bool) string {
-		v, ok := h[field]
-		if err != nil || !ok && !need {
-			return ""
-		}
-		t, perr := time.Parse(time.RFC3339Nano, v)
-		if perr != nil {
-			err = fmt.Errorf("its %s %q is not an RFC 3339 time", field, truncate(v))
-			return ""
-		}
-		return strconv.FormatInt(t.UnixMicro(), 10)
-	}
-	r.CreatedAt = at("created_at", true)
-	r.StartedAt = at("started_at", st == ocypod.StatusRunning)
-	r.EndedAt = at("ended_at", st != ocypod.StatusQueued && st != ocypod.StatusRunning)
-	r.LastHeartbeat = at("last_heartbeat", false)
-	whole := func(field string) uint64 {
-		n, perr := strconv.ParseUint(h[field], 10, 64)
-		if perr != nil && err == nil {
-			err = fmt.Errorf("its %s %q is not a whole number", field, truncate(h[field]))
-		}
-		return n
-	}
-	r.Timeout, r.HeartbeatTimeout, r.ExpiresAfter = num(whole("timeout")), num(whole("heartbeat_timeout")), num(whole("expires_after"))
-	retries, attempted := whole("retries"), whole("retries_attempted")
-	r.Retries, r.RetriesAttempted = num(retries), num(attempted)
-	if err != nil {
-		return nil, err
-	}
-	if d, ok := h["retry_delays"]; ok {
-		ds, err := upstreamDelays(d)
-		if err != nil {
-			return nil, fmt.Errorf("its %v", err)
-		}
-		r.RetryDelays = encodeDelays(ds)
-	}
-	if t, ok := h["tags"]; ok && t != "null" {
-		var tags []string
-		if err := json.Unmarshal([]byte(t), &tags); err != nil || tags == nil {
-			return nil, fmt.Errorf("its tags %q are not a JSON array of strings", truncate(t))
-		}
-		if r.Tags, r.TagList, err = encodeTags(tags); err != nil {
-			return nil, fmt.Errorf("its tags: %v", err)
-		}
-	}
-	for _, f := range []struct {
-		name string
-		dst  *string
-	}{{"input", &r.Input}, {"output", &r.Output}} {
-		if v, ok := h[f.name]; ok {
-			if !json.Valid([]byte(v)) {
-				return nil, fmt.Errorf("its %s is not JSON", f.name)
-			}
-			*f.dst = v
-		}
-	}
-	if r.Input == "null" {
-		r.Input = ""
-	}
-	// How many times it was taken, as far as Ocypod tells: once per
-	// automatic retry, and once more for the attempt under way or ended.
-	taken := attempted
-	if r.StartedAt != "" {
-		taken++
-	}
-	r.Attempt = num(taken)
-	switch st {
-	case ocypod.StatusQueued:
-		if p, ok := u.pos[id]; ok {
-			r.Pos = p
-		} else {
-			r.Pos = u.strayPos(id)
-		}
-	case ocypod.StatusFailed, ocypod.StatusTimedOut:
-		r.Retry = u.failed[id]
-	}
-	return r, nil
 }

@@ -79,34 +79,36 @@ func (s *Store) checkTarget(ctx context.Context, source string) (importTarget, e
 		through, _ := strconv.ParseUint(p[impThrough], 10, 64)
 		return importTarget{resume: true, through: through, counted: p[impCounted] == "1"}, nil
 	}
-	keys, err := s.namespaceKeys(ctx)
+	key, err := s.someNamespaceKey(ctx)
 	if err != nil {
 		return t, err
 	}
-	keys = slices.DeleteFunc(keys, func(k string) bool { return k == s.metaKey() })
-	if len(keys) > 0 {
-		slices.Sort(keys)
-		return t, importRefused("the target namespace %q already holds data (%d keys, such as %q): import into an empty namespace (another key_namespace, or delete the namespace's keys first)",
-			s.l.ns, len(keys), keys[0])
+	if key != "" {
+		return t, importRefused("the target namespace %q already holds data (such as the key %q): import into an empty namespace (another key_namespace, or delete the namespace's keys first)",
+			s.l.ns, key)
 	}
 	return t, nil
 }
 
-// namespaceKeys returns every key of the namespace, whatever partition
-// count wrote it (on every primary of a cluster).
-func (s *Store) namespaceKeys(ctx context.Context) ([]string, error) {
+// someNamespaceKey returns a key of the namespace other than its layout
+// record, whatever partition count wrote it (on every primary of a
+// cluster), or "" when there is none.
+func (s *Store) someNamespaceKey(ctx context.Context) (string, error) {
 	patterns := []string{"{" + s.l.ns + "}:*", "{" + s.l.ns + ":*"}
 	var mu sync.Mutex
-	var keys []string
+	var found []string
 	scan := func(ctx context.Context, c redis.Cmdable) error {
 		for _, pat := range patterns {
-			ks, err := scanKeys(ctx, c, pat)
+			err := scanPages(ctx, c, pat, func(keys []string) (bool, error) {
+				keys = slices.DeleteFunc(keys, func(k string) bool { return k == s.metaKey() })
+				mu.Lock()
+				defer mu.Unlock()
+				found = append(found, keys...)
+				return len(found) == 0, nil
+			})
 			if err != nil {
 				return err
 			}
-			mu.Lock()
-			keys = append(keys, ks...)
-			mu.Unlock()
 		}
 		return nil
 	}
@@ -117,9 +119,12 @@ func (s *Store) namespaceKeys(ctx context.Context) ([]string, error) {
 		err = scan(ctx, s.rdb)
 	}
 	if err != nil {
-		return nil, translate(err)
+		return "", translate(err)
 	}
-	return keys, nil
+	if len(found) == 0 {
+		return "", nil
+	}
+	return slices.Min(found), nil
 }
 
 // beginImport records the import as under way and the namespace's layout,

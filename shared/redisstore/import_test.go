@@ -53,7 +53,7 @@ var importCases = []conformanceCase{
 		o.BatchSize = 16
 		rep := h.runImport(o)
 		if rep.Copied != 71 || rep.Present != 0 || rep.SkippedTotal != 1 || rep.Skipped[0].ID != upStub ||
-			!slices.Equal(rep.Queues, []string{"bulk", "idle", "mail"}) || rep.LastID != upLastID || rep.Resumed {
+			!slices.Equal(rep.Queues, []string{"bulk", "jobs", "mail"}) || rep.LastID != upLastID || rep.Resumed {
 			t.Fatalf("report = %+v", rep)
 		}
 		if got := rep.Jobs["bulk"]; got[ocypod.StatusQueued] != 62 || got[ocypod.StatusFailed] != 1 {
@@ -72,10 +72,14 @@ var importCases = []conformanceCase{
 			qs.ExpiresAfter.Secs != 300 || qs.Retries != 2 || !slices.Equal(qs.RetryDelays, durs(10, 60)) || qs.Shards != 0 {
 			t.Errorf("mail settings = %+v, %v", qs, err)
 		}
-		if qs, err := h.s.GetQueue(h.ctx, "idle"); err != nil || qs.Timeout.Secs != 300 || qs.RetryDelays != nil {
-			t.Errorf("idle settings = %+v, %v", qs, err)
+		if qs, err := h.s.GetQueue(h.ctx, "jobs"); err != nil || qs.Timeout.Secs != 300 || qs.RetryDelays != nil {
+			t.Errorf("jobs settings = %+v, %v", qs, err)
 		}
-		if names, err := h.s.ListQueues(h.ctx); err != nil || !slices.Equal(names, []string{"bulk", "idle", "mail"}) {
+		// Ocypod kept no per-queue daily statistics: they start now.
+		if st, err := h.s.QueueStats(h.ctx, "bulk", t0); err != nil || st.Created != 0 || st.Wait.Count != 0 {
+			t.Errorf("QueueStats(bulk) = %+v, %v", st, err)
+		}
+		if names, err := h.s.ListQueues(h.ctx); err != nil || !slices.Equal(names, []string{"bulk", "jobs", "mail"}) {
 			t.Errorf("ListQueues = %v, %v", names, err)
 		}
 
@@ -128,7 +132,7 @@ var importCases = []conformanceCase{
 		want := map[string]ocypod.QueueCounts{
 			"mail": {Running: 1, Failed: 2, TimedOut: 1, Completed: 1, Cancelled: 1},
 			"bulk": {Queued: 62, Failed: 1},
-			"idle": {},
+			"jobs": {},
 			"gone": {Queued: 1, Running: 1},
 		}
 		if !maps.Equal(info.Queues, want) {

@@ -115,7 +115,7 @@ const (
 func upstreamFixture(u *upstreamDB) {
 	u.queue("mail", 30, 10, 300, 2, "10s", "1m")
 	u.queue("bulk", 300, 0, 60, 0)
-	u.queue("idle", 300, 0, 300, 0)
+	u.queue("jobs", 300, 0, 300, 0)
 	u.do("SET", u.pre+"job_id", upLastID)
 	u.job(upCompleted, "mail", "completed", 30, 10, 300, 2, 0, -100*time.Second,
 		"started_at", u.rfc(-90*time.Second), "ended_at", u.rfc(-80*time.Second),
