@@ -116,7 +116,7 @@ type conformanceCase struct {
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	cases := slices.Concat(queueCases, jobCases, transitionCases, sweepCases, infoCases, corruptCases, jobModelCases, effectCases, listingCases, upgradeCases)
+	cases := slices.Concat(queueCases, jobCases, transitionCases, sweepCases, infoCases, corruptCases, jobModelCases, effectCases, listingCases, upgradeCases, importCases)
 	clusterBackends := 0
 	for _, b := range backends {
 		if strings.HasPrefix(b.name, "cluster") {
