@@ -299,8 +299,8 @@ func (s *Store) widenSpans(ctx context.Context, recs []*importRecord, queues map
 			continue // a deleted queue: no settings to copy
 		}
 		id, _ := strconv.ParseUint(r.ID, 10, 64)
-		off := (s.l.partitionOf(id) - s.l.home(q.name) + s.l.P) % s.l.P
-		need[r.Queue] = max(need[r.Queue], off+1)
+		i := s.l.shardIndex(s.l.home(q.name), s.l.partitionOf(id))
+		need[r.Queue] = max(need[r.Queue], i+1)
 	}
 	for _, name := range slices.Sorted(maps.Keys(need)) {
 		if need[name] <= spans[name] {

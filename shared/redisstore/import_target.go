@@ -208,5 +208,5 @@ func (s *Store) importQueue(ctx context.Context, q upstreamQueue, span int) (int
 	if err := json.Unmarshal([]byte(got.Settings), &st); err != nil {
 		return 0, fmt.Errorf("unreadable settings: %v", err)
 	}
-	return max(st.Span, 1), s.replicate(ctx, q.name, got.Settings, 0)
+	return max(st.Span, 1), s.replicate(ctx, q.name, got.Settings)
 }

@@ -26,6 +26,8 @@ type layout struct {
 	// partitions 0..P-1 in bit-reversed order, so that the first K shards
 	// of a queue lie far apart on the slot range, so on different nodes.
 	spread []int
+	// spreadAt is spread inverted: the shard index of each offset.
+	spreadAt []int
 }
 
 var layouts sync.Map // "ns/P" -> *layout; the tag search is paid once per process
@@ -38,6 +40,10 @@ func layoutFor(ns string, P int) *layout {
 	}
 	l := &layout{ns: ns, P: P, tags: partitionTags(ns, P)}
 	l.spread = spreadOrder(P)
+	l.spreadAt = make([]int, P)
+	for i, off := range l.spread {
+		l.spreadAt[off] = i
+	}
 	l.pre = make([]string, P)
 	for p, t := range l.tags {
 		l.pre[p] = "{" + t + "}:"
@@ -134,6 +140,10 @@ func (l *layout) home(name string) int {
 
 // shard is the partition of shard i of a queue whose home is home.
 func (l *layout) shard(home, i int) int { return (home + l.spread[i]) % l.P }
+
+// shardIndex is the shard index, in a queue whose home is home, of
+// partition p: shard(home, shardIndex(home, p)) == p.
+func (l *layout) shardIndex(home, p int) int { return l.spreadAt[(p-home+l.P)%l.P] }
 
 // spreadOrder returns 0..P-1 in bit-reversed order (the van der Corput
 // sequence, scaled): every prefix of it is spread nearly evenly over

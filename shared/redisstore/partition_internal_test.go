@@ -65,6 +65,11 @@ func TestShardSpread(t *testing.T) {
 			for i := range P {
 				seen[l.shard(home, i)] = true
 			}
+			for i := range P {
+				if got := l.shardIndex(home, l.shard(home, i)); got != i {
+					t.Fatalf("P=%d home %d: shardIndex of shard %d = %d", P, home, i, got)
+				}
+			}
 			if l.shard(home, 0) != home || len(seen) != P {
 				t.Fatalf("P=%d home %d: shard 0 = %d, %d distinct shards", P, home, l.shard(home, 0), len(seen))
 			}
