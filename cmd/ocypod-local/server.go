@@ -95,11 +95,9 @@ func serve(ctx context.Context, cfg config.Config, path string, getenv func(stri
 	}
 	addr := ln.Addr().String()
 	log.Info("Starting queue server at: " + addr)
-	api := httpapi.New(store, httpapi.Options{
-		MaxBodySize:  cfg.Server.MaxBodySize,
-		NextJobDelay: cfg.Server.NextJobDelay,
-		Logger:       log,
-	})
+	apiOpts := httpapi.ConfigOptions(cfg.Server)
+	apiOpts.Logger = log
+	api := httpapi.New(store, apiOpts)
 	sweeps := metrics.NewSweeps()
 	routes := withMetrics(api.Handler(), metrics.NewHandler(store, sweeps, cfg.Redis.Timeout, log))
 	srv := &http.Server{

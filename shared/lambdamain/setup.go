@@ -40,11 +40,9 @@ func NewHTTPHandler(getenv func(string) (string, bool), routeName string, log *s
 			return nil, fmt.Errorf("namespace %q holds version-1 data: the sweepers are upgrading it (or run make migrate); this function starts once that is done", cfg.Redis.KeyNamespace)
 		}
 	}
-	api := httpapi.New(store, httpapi.Options{
-		MaxBodySize:  cfg.Server.MaxBodySize,
-		NextJobDelay: cfg.Server.NextJobDelay,
-		Logger:       log,
-	})
+	opts := httpapi.ConfigOptions(cfg.Server)
+	opts.Logger = log
+	api := httpapi.New(store, opts)
 	h, err := api.RouteHandler(routeName)
 	if err != nil {
 		return nil, fmt.Errorf("route %q: %w", routeName, err)
