@@ -57,7 +57,7 @@ func TestClientOptions(t *testing.T) {
 	if got := lambdamain.ClientOptions(r, 8).PoolSize; got != 5 {
 		t.Errorf("configured pool = %d, want 5", got)
 	}
-	if got := lambdamain.ClientOptions(config.Redis{}, 1).ReadTimeout; got != config.DefaultRedisTimeout {
+	if got := lambdamain.ClientOptions(config.Default().Redis, 1).ReadTimeout; got != config.DefaultRedisTimeout {
 		t.Errorf("default timeout = %v, want %v", got, config.DefaultRedisTimeout)
 	}
 }
