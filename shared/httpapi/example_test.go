@@ -7,25 +7,18 @@ import (
 	"net/http/httptest"
 	"strings"
 
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
-
 	"github.com/ocyless/ocyless/shared/httpapi"
 	"github.com/ocyless/ocyless/shared/redisstore"
+	"github.com/ocyless/ocyless/shared/redistest"
 )
 
 // The API on a store, as the local server mounts it: every route of the
 // table on one handler. (A Lambda function serves one route of it instead,
-// with RouteHandler.) The store here is on an in-process miniredis.
+// with RouteHandler.) The store here is on an in-process miniredis; a
+// deployment gives it a client of redisstore.NewClient.
 func ExampleAPI_Handler() {
-	m := miniredis.NewMiniRedis()
-	if err := m.Start(); err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer m.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	defer rdb.Close()
+	rdb, closeRedis := redistest.MiniredisClient()
+	defer closeRedis()
 	store, err := redisstore.New(rdb, redisstore.Options{})
 	if err != nil {
 		fmt.Println(err)

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
-
 	"github.com/ocyless/ocyless/shared/ocypod"
 	"github.com/ocyless/ocyless/shared/redisstore"
+	"github.com/ocyless/ocyless/shared/redistest"
 	"github.com/ocyless/ocyless/shared/sweep"
 )
 
@@ -17,14 +15,8 @@ import (
 // sweep finds a job whose worker went quiet. The store's clock is injected,
 // so time passes without waiting.
 func ExampleOnce() {
-	m := miniredis.NewMiniRedis()
-	if err := m.Start(); err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer m.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	defer rdb.Close()
+	rdb, closeRedis := redistest.MiniredisClient()
+	defer closeRedis()
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	store, err := redisstore.New(rdb, redisstore.Options{Now: func() time.Time { return now }, InlineSweep: -1})
 	if err != nil {
