@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -54,6 +55,9 @@ type hooks struct {
 	// listening is called with the bound address (host:port) once the
 	// server accepts connections; tests use port 0.
 	listening func(addr string)
+	// request is called with each request as it arrives, before it is
+	// served: tests wait on it instead of sleeping until a request is in.
+	request func(r *http.Request)
 }
 
 func runWith(ctx context.Context, args []string, getenv func(string) (string, bool), stdout, stderr io.Writer, h hooks) error {

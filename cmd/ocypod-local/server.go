@@ -103,15 +103,17 @@ func serve(ctx context.Context, cfg config.Config, path string, getenv func(stri
 	}
 	addr := ln.Addr().String()
 	log.Info("Starting queue server at: " + addr)
-	api := httpapi.New(store, httpapi.Options{
-		MaxBodySize:  cfg.Server.MaxBodySize,
-		NextJobDelay: cfg.Server.NextJobDelay,
-		Logger:       log,
-	})
+	apiOpts := httpapi.ConfigOptions(cfg.Server)
+	apiOpts.Logger = log
+	api := httpapi.New(store, apiOpts)
 	sweeps := metrics.NewSweeps()
 	routes := withMetrics(api.Handler(), metrics.NewHandler(store, sweeps, cfg.Redis.Timeout, log))
+	handler := accessLog(newHostGuard(cfg.Server, ln.Addr(), routes, log), log)
+	if h.request != nil {
+		handler = observed(handler, h.request)
+	}
 	srv := &http.Server{
-		Handler:           accessLog(newHostGuard(cfg.Server, ln.Addr(), routes, log), log),
+		Handler:           handler,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout + cfg.Server.NextJobDelay,
@@ -381,6 +383,14 @@ func accessLog(next http.Handler, log *slog.Logger) http.Handler {
 		next.ServeHTTP(sw, r)
 		log.DebugContext(r.Context(), "request", slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()),
 			slog.Int("status", sw.status), slog.Duration("duration", time.Since(start)))
+	})
+}
+
+// observed calls seen with each request before next serves it.
+func observed(next http.Handler, seen func(*http.Request)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen(r)
+		next.ServeHTTP(w, r)
 	})
 }
 

@@ -235,6 +235,11 @@ func parse(data []byte, getenv func(string) (string, bool)) (Config, error) {
 
 var namespaceRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{0,64}$`)
 
+// ValidNamespace reports whether ns can be redis.key_namespace: at most 64
+// of [A-Za-z0-9_.-], characters that can never close a Redis Cluster hash
+// tag; empty means the store's default.
+func ValidNamespace(ns string) bool { return namespaceRE.MatchString(ns) }
+
 // Validate checks the whole configuration. Each error names the file key and
 // the environment variable that set the offending value.
 func (c Config) Validate() error {
@@ -292,7 +297,7 @@ func (c Config) Validate() error {
 }
 
 func (r Redis) validate() error {
-	if !namespaceRE.MatchString(r.KeyNamespace) {
+	if !ValidNamespace(r.KeyNamespace) {
 		return fmt.Errorf("redis.key_namespace (OCYPOD_KEY_NAMESPACE) %q is invalid: at most 64 characters among a-zA-Z0-9_.-", r.KeyNamespace)
 	}
 	if r.PoolSize < 0 {

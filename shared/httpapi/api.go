@@ -3,11 +3,14 @@ package httpapi
 import (
 	"log/slog"
 	"time"
+
+	"github.com/ocyless/ocyless/shared/config"
 )
 
 // DefaultMaxBodySize is the request body limit when none is configured:
-// 256 KiB (upstream Ocypod's 1024 bytes was too small for real outputs).
-const DefaultMaxBodySize = 256 << 10
+// the configuration's default (upstream Ocypod's 1024 bytes was too small
+// for real outputs).
+const DefaultMaxBodySize = config.DefaultMaxBodySize
 
 // Version is reported by /info/version: the Ocypod API version we implement.
 const Version = "0.8.0"
@@ -21,6 +24,12 @@ type Options struct {
 	// retry's delay, today's statistics); nil means time.Now. The store
 	// keeps its own clock for everything else.
 	Now func() time.Time
+}
+
+// ConfigOptions are the handlers' options of a server configuration: body
+// limit and next_job_delay. The caller adds the logger.
+func ConfigOptions(s config.Server) Options {
+	return Options{MaxBodySize: s.MaxBodySize, NextJobDelay: s.NextJobDelay}
 }
 
 // API serves Ocypod's HTTP endpoints on a Store.

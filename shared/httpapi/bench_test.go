@@ -63,7 +63,7 @@ func benchLifecycle(b *testing.B, logging bool) {
 		if body != "" {
 			rd = bytes.NewReader([]byte(body))
 		}
-		req, err := http.NewRequestWithContext(context.Background(), method, srv.URL+path, rd)
+		req, err := http.NewRequestWithContext(b.Context(), method, srv.URL+path, rd)
 		if err != nil {
 			return nil, err
 		}

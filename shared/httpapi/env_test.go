@@ -1,10 +1,8 @@
 package httpapi
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
-	"slices"
 	"testing"
 	"time"
 
@@ -24,7 +22,7 @@ type testEnv struct {
 	h     http.Handler
 	clock *redistest.Clock
 	logs  *logRecorder
-	// snapshot returns every key of the namespace with its DUMP.
+	// snapshot renders every key of the namespace (redistest.Snapshot).
 	snapshot func(tb testing.TB) map[string]string
 }
 
@@ -52,28 +50,9 @@ func newEnvWith(tb testing.TB, opts Options, so redisstore.Options) *testEnv {
 	}
 	api := New(store, opts)
 	snapshot := func(tb testing.TB) map[string]string {
-		tb.Helper()
-		ctx := context.Background()
 		// Every key of a namespace starts with "{<ns>}:" with one
 		// partition, "{<ns>:<p>:..." with more (redisstore's layout).
-		var keys []string
-		for _, match := range []string{"{" + ns + "}:*", "{" + ns + ":*"} {
-			ks, err := rdb.Keys(ctx, match).Result()
-			if err != nil {
-				tb.Fatalf("KEYS %s: %v", match, err)
-			}
-			keys = append(keys, ks...)
-		}
-		slices.Sort(keys)
-		out := make(map[string]string, len(keys))
-		for _, k := range keys {
-			d, err := rdb.Dump(ctx, k).Result()
-			if err != nil {
-				tb.Fatalf("DUMP %s: %v", k, err)
-			}
-			out[k] = d
-		}
-		return out
+		return redistest.Snapshot(tb, rdb, "{"+ns+"}:*", "{"+ns+":*")
 	}
 	return &testEnv{api: api, h: api.Handler(), clock: clock, logs: logs, snapshot: snapshot}
 }

@@ -10,9 +10,6 @@ import (
 	"github.com/ocyless/ocyless/shared/wire"
 )
 
-// internalMessage is the only text a 500 ever carries.
-const internalMessage = "Internal server error"
-
 // statusOf maps err to its HTTP status and the text the client sees. This is
 // the only place where error kinds become status codes.
 func statusOf(err error) (int, string) {
@@ -34,7 +31,7 @@ func statusOf(err error) (int, string) {
 	case ocypod.KindStorageFull:
 		return http.StatusInsufficientStorage, ocypod.ErrorMessage(err)
 	default:
-		return http.StatusInternalServerError, internalMessage
+		return http.StatusInternalServerError, ocypod.InternalMessage
 	}
 }
 

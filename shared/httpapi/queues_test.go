@@ -143,7 +143,7 @@ func TestNextJobDelay(t *testing.T) {
 		t.Errorf("non-empty queue answered after %v, want no delay", d)
 	}
 	// A client that goes away cuts the delay short, and still gets a status.
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	r := newRequest(http.MethodGet, "/queue/q/job", "").WithContext(ctx)
 	time.AfterFunc(20*time.Millisecond, cancel)
 	start = time.Now()

@@ -1,7 +1,6 @@
 package lambdahttp_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -93,7 +92,7 @@ func invoke(t *testing.T, h *lambdahttp.Handler, ev any) response {
 			t.Fatal(err)
 		}
 	}
-	out, err := h.Invoke(context.Background(), payload)
+	out, err := h.Invoke(t.Context(), payload)
 	if err != nil {
 		t.Fatalf("Invoke(%.200s) = %v, want nil error", payload, err)
 	}

@@ -40,11 +40,9 @@ func NewHTTPHandler(getenv func(string) (string, bool), routeName string, log *s
 			return nil, fmt.Errorf("namespace %q holds version-1 data: the sweepers are upgrading it (or run make migrate); this function starts once that is done", cfg.Redis.KeyNamespace)
 		}
 	}
-	api := httpapi.New(store, httpapi.Options{
-		MaxBodySize:  cfg.Server.MaxBodySize,
-		NextJobDelay: cfg.Server.NextJobDelay,
-		Logger:       log,
-	})
+	opts := httpapi.ConfigOptions(cfg.Server)
+	opts.Logger = log
+	api := httpapi.New(store, opts)
 	h, err := api.RouteHandler(routeName)
 	if err != nil {
 		return nil, fmt.Errorf("route %q: %w", routeName, err)
@@ -105,23 +103,20 @@ func setup(getenv func(string) (string, bool), log *slog.Logger) (config.Config,
 // ClientOptions returns the Redis client settings of a function that runs
 // maxConcurrency invocations at once (1 except on Lambda Managed
 // Instances): a pool of 2 per invocation unless the configuration sets
-// one, and the configured timeout for dial, read and write.
+// one, and the configured timeout for dial, read and write (a zero timeout
+// leaves redisstore.NewClient's default).
 func ClientOptions(r config.Redis, maxConcurrency int) redisstore.ClientOptions {
 	pool := r.PoolSize
 	if pool <= 0 {
 		pool = connsPerInvocation * max(maxConcurrency, 1)
 	}
-	timeout := r.Timeout
-	if timeout <= 0 {
-		timeout = config.DefaultRedisTimeout
-	}
 	return redisstore.ClientOptions{
 		URL:          r.URL,
 		ClusterMode:  r.ClusterMode,
 		PoolSize:     pool,
-		DialTimeout:  timeout,
-		ReadTimeout:  timeout,
-		WriteTimeout: timeout,
+		DialTimeout:  r.Timeout,
+		ReadTimeout:  r.Timeout,
+		WriteTimeout: r.Timeout,
 	}
 }
 

@@ -60,7 +60,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var buf bytes.Buffer
 	if err := h.writeStored(ctx, &buf); err != nil {
-		status, msg := http.StatusInternalServerError, "Internal server error"
+		status, msg := http.StatusInternalServerError, ocypod.InternalMessage
 		if ocypod.ErrorKind(err) == ocypod.KindUnavailable {
 			status, msg = http.StatusServiceUnavailable, ocypod.RedactSecrets(ocypod.ErrorMessage(err))
 		}

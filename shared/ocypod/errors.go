@@ -35,6 +35,10 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// InternalMessage is the only text a 500 carries, whichever layer answers
+// it: causes are logged, never sent.
+const InternalMessage = "Internal server error"
+
 // ErrorKind returns the kind of err: the kind of the first *Error in its
 // chain, or KindInternal for anything else.
 func ErrorKind(err error) Kind {
@@ -52,7 +56,7 @@ func ErrorMessage(err error) string {
 	if errors.As(err, &e) {
 		return e.Message
 	}
-	return "Internal server error"
+	return InternalMessage
 }
 
 // JobNotFound is Ocypod's 404 for a missing job.
@@ -150,5 +154,5 @@ func StorageFull(msg string) *Error { return &Error{Kind: KindStorageFull, Messa
 
 // Internal wraps an unexpected failure. Its message stays generic.
 func Internal(err error) *Error {
-	return &Error{Kind: KindInternal, Message: "Internal server error", Err: err}
+	return &Error{Kind: KindInternal, Message: InternalMessage, Err: err}
 }

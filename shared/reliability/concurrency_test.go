@@ -1,7 +1,6 @@
 package reliability
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -64,7 +63,7 @@ func TestTwoStoresFiftyWorkers(t *testing.T) {
 	ns := redistest.Namespace(t)
 	clk := newClock()
 	stores := []*redisstore.Store{newStore(t, srv.URL(), ns, clk), newStore(t, srv.URL(), ns, clk)}
-	ctx := context.Background()
+	ctx := t.Context()
 
 	settings := ocypod.DefaultQueueSettings()
 	settings.Timeout = ocypod.FromStd(soakTimeout)

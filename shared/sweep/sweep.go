@@ -1,6 +1,7 @@
-// Package sweep runs the store's three maintenance sweeps — timeouts, retries
-// and expiry — the way Ocypod's background monitors did, but as bounded calls
-// that fit both a local ticker and a scheduled Lambda invocation.
+// Package sweep runs the store's maintenance sweeps (Kinds: timeouts, retries
+// and expiry as Ocypod's background monitors did, plus recurring schedules
+// and the cross-partition outbox) as bounded calls that fit both a local
+// ticker and a scheduled Lambda invocation.
 //
 // Each store sweep handles at most one batch of due jobs. Once repeats it
 // until nothing more is due now. Run keeps an invocation alive for a time
