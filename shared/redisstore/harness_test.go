@@ -101,6 +101,8 @@ func newHarness(t *testing.T, rdb redis.UniversalClient, partitions int, opts re
 	h.s, h.lay = s, redisstore.LayoutOf(h.ns, h.P)
 	t.Cleanup(func() {
 		if !h.skipInvariants && !t.Failed() {
+			// t.Context() is cancelled before cleanups run.
+			h.ctx = context.WithoutCancel(h.ctx)
 			h.checkInvariants()
 		}
 	})
@@ -386,6 +388,9 @@ func mergeKeys(a, b map[string]string) map[string]bool {
 func (h *harness) checkInvariants() {
 	t := h.t
 	t.Helper()
+	if err := h.rdb.Ping(h.ctx).Err(); err != nil {
+		t.Fatalf("invariants: Redis cannot be read: %v", err)
+	}
 	for p := range h.P {
 		h.checkPartition(p)
 	}
