@@ -157,7 +157,7 @@ func TestNodeStopsMidRun(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	const P = 12
-	s, ns := scaleStore(t, c, P, 300*time.Millisecond)
+	s, ns := scaleStore(t, c, P, 0)
 	ctx := t.Context()
 	l := redisstore.LayoutOf(ns, P)
 	// One queue homed in each partition.
