@@ -67,6 +67,21 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 10s; CI runs 5s)
 soak: ## the fault and concurrency tests, repeated (SOAK_COUNT=5)
 	$(GO) test -race -count=$(SOAK_COUNT) -v -run . ./shared/reliability/
 
+.PHONY: migrate
+migrate: ## upgrade a namespace written by version 1 of the store (CONFIG=path/to/ocypod.toml or OCYPOD_REDIS_URL=...)
+	$(GO) run ./cmd/ocypod-local --upgrade $(CONFIG)
+
+# `make import` copies an upstream Ocypod 0.8 database (FROM, its Redis URL;
+# FROM_NAMESPACE, its redis.key_namespace) into the store CONFIG names; the
+# source is only read, and running it again continues an interrupted import.
+# The recipe is not echoed: FROM may hold a password.
+FROM           ?=
+FROM_NAMESPACE ?=
+.PHONY: import
+import: ## copy an upstream Ocypod 0.8 database into the store (FROM=redis://host:6379/0 [FROM_NAMESPACE=ns] CONFIG=ocypod.toml [DRY_RUN=1])
+	@test -n "$(FROM)" || { echo 'FROM is not set: make import FROM=redis://host:6379/0 [FROM_NAMESPACE=ns] CONFIG=path/to/ocypod.toml [DRY_RUN=1]' >&2; exit 2; }
+	@$(GO) run ./cmd/ocypod-import -from '$(FROM)' -from-namespace '$(FROM_NAMESPACE)' $(if $(CONFIG),-config '$(CONFIG)') $(if $(DRY_RUN),-dry-run)
+
 .PHONY: bench
 bench: ## every benchmark in one run on private redis-servers (a few minutes; BullMQ and bee-queue through node and npm when installed); rewrites docs/benchmarks.md
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./shared/bench/ -args -doc=$(CURDIR)/docs/benchmarks.md

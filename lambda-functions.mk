@@ -20,6 +20,26 @@ LAMBDA_FUNCTIONS := \
 	PutQueueFunction:functions/put-queue \
 	DeleteQueueFunction:functions/delete-queue \
 	ListQueuesFunction:functions/list-queues \
+	PatchQueueFunction:functions/patch-queue \
+	ListQueueJobsFunction:functions/list-queue-jobs \
+	CreateJobsFunction:functions/create-jobs \
+	QueueStatsFunction:functions/queue-stats \
+	ListSchedulesFunction:functions/list-schedules \
+	GetScheduleFunction:functions/get-schedule \
+	PutScheduleFunction:functions/put-schedule \
+	DeleteScheduleFunction:functions/delete-schedule \
+	TakeJobsFunction:functions/take-jobs \
+	RetryJobFunction:functions/retry-job \
+	ListJobsFunction:functions/list-jobs \
+	FailuresFunction:functions/failures \
+	FailureJobsFunction:functions/failure-jobs \
+	RetryFailuresFunction:functions/retry-failures \
+	WorkersFunction:functions/workers \
+	WorkerFunction:functions/worker \
+	OpenapiFunction:functions/openapi \
+	DashboardFunction:functions/dashboard \
 	SweepTimeoutsFunction:sweeper/timeouts \
 	SweepRetriesFunction:sweeper/retries \
-	SweepExpiryFunction:sweeper/expiry
+	SweepExpiryFunction:sweeper/expiry \
+	SweepSchedulesFunction:sweeper/schedules \
+	SweepOutboxFunction:sweeper/outbox

@@ -23,6 +23,12 @@ type testServer struct {
 
 	once sync.Once
 	err  error
+
+	// arrived counts the requests that reached the server, by method and
+	// path; wake is closed and replaced at each one.
+	mu      sync.Mutex
+	arrived map[string]int
+	wake    chan struct{}
 }
 
 // start runs the server with the configuration file text (and getenv over
@@ -30,11 +36,13 @@ type testServer struct {
 func start(t *testing.T, file string, env map[string]string) *testServer {
 	t.Helper()
 	path := writeFile(t, file)
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &testServer{logs: &syncBuffer{}, cancel: cancel, done: make(chan error, 1)}
+	ctx, cancel := context.WithCancel(t.Context())
+	s := &testServer{logs: &syncBuffer{}, cancel: cancel, done: make(chan error, 1),
+		arrived: map[string]int{}, wake: make(chan struct{})}
 	addr := make(chan string, 1)
+	h := hooks{listening: func(a string) { addr <- a }, request: s.arrive}
 	go func() {
-		s.done <- runWith(ctx, []string{path}, envOf(env), io.Discard, s.logs, hooks{listening: func(a string) { addr <- a }})
+		s.done <- runWith(ctx, []string{path}, envOf(env), io.Discard, s.logs, h)
 	}()
 	select {
 	case a := <-addr:
@@ -62,6 +70,45 @@ func (s *testServer) stop(t *testing.T) error {
 		}
 	})
 	return s.err
+}
+
+// arrive records that r reached the server.
+func (s *testServer) arrive(r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.arrived[r.Method+" "+r.URL.Path]++
+	close(s.wake)
+	s.wake = make(chan struct{})
+}
+
+// inFlight sends a request without a body in the background and returns
+// once the server has it, with the channel that delivers its status code
+// (0 if it failed).
+func (s *testServer) inFlight(t *testing.T, method, path string) <-chan int {
+	t.Helper()
+	key := method + " " + path
+	s.mu.Lock()
+	before := s.arrived[key]
+	s.mu.Unlock()
+	got := make(chan int, 1)
+	go func() {
+		code, _ := s.doErr(method, path, "")
+		got <- code
+	}()
+	timeout := time.After(20 * time.Second)
+	for {
+		s.mu.Lock()
+		n, wake := s.arrived[key], s.wake
+		s.mu.Unlock()
+		if n > before {
+			return got
+		}
+		select {
+		case <-wake:
+		case <-timeout:
+			t.Fatalf("%s never reached the server\n%s", key, s.logs)
+		}
+	}
 }
 
 var client = &http.Client{Timeout: 10 * time.Second}
@@ -260,12 +307,7 @@ func gracefulShutdown(t *testing.T, s *testServer) {
 	// A connection the client dialled but never used would hold Shutdown
 	// for 5s (net/http's grace for new connections).
 	client.CloseIdleConnections()
-	got := make(chan int, 1)
-	go func() {
-		code, _ := s.doErr("GET", "/queue/empty/job", "")
-		got <- code
-	}()
-	time.Sleep(100 * time.Millisecond)
+	got := s.inFlight(t, "GET", "/queue/empty/job")
 	if err := s.stop(t); err != nil {
 		t.Fatalf("run after cancel = %v, want nil\n%s", err, s.logs)
 	}

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -54,6 +55,9 @@ type hooks struct {
 	// listening is called with the bound address (host:port) once the
 	// server accepts connections; tests use port 0.
 	listening func(addr string)
+	// request is called with each request as it arrives, before it is
+	// served: tests wait on it instead of sleeping until a request is in.
+	request func(r *http.Request)
 }
 
 func runWith(ctx context.Context, args []string, getenv func(string) (string, bool), stdout, stderr io.Writer, h hooks) error {
@@ -72,11 +76,14 @@ func runWith(ctx context.Context, args []string, getenv func(string) (string, bo
 	if err != nil {
 		return err
 	}
+	if action == "upgrade" {
+		return upgradeOnly(ctx, cfg, getenv, stderr)
+	}
 	return serve(ctx, cfg, path, getenv, stderr, h)
 }
 
-// parseArgs reads [CONFIG_PATH], -h/--help and -V/--version. action is
-// "help", "version" or "" (run the server).
+// parseArgs reads [CONFIG_PATH], --upgrade, -h/--help and -V/--version.
+// action is "help", "version", "upgrade" or "" (run the server).
 func parseArgs(args []string) (path, action string, err error) {
 	var positional []string
 	for i := 0; i < len(args); i++ {
@@ -84,6 +91,8 @@ func parseArgs(args []string) (path, action string, err error) {
 		switch {
 		case a == "-h" || a == "--help":
 			return "", "help", nil
+		case a == "--upgrade":
+			action = "upgrade"
 		case a == "-V" || a == "--version":
 			return "", "version", nil
 		case a == "--":
@@ -97,12 +106,12 @@ func parseArgs(args []string) (path, action string, err error) {
 	}
 	switch len(positional) {
 	case 0:
-		return "", "", nil
+		return "", action, nil
 	case 1:
 		if positional[0] == "" {
 			return "", "", errors.New("error: the config path is empty")
 		}
-		return positional[0], "", nil
+		return positional[0], action, nil
 	}
 	return "", "", fmt.Errorf("error: unexpected argument '%s'\n\nUsage: %s [CONFIG_PATH]\n\nFor more information, try '--help'", positional[1], program)
 }
@@ -120,6 +129,7 @@ Arguments:
   [CONFIG_PATH]  Path to an Ocypod TOML configuration file
 
 Options:
+  --upgrade      Upgrade a namespace written by version 1 of the store, then exit
   -h, --help     Print help
   -V, --version  Print version
 

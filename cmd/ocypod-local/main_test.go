@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"io"
 	"net"
 	"os"
@@ -54,7 +53,7 @@ func writeFile(t *testing.T, text string) string {
 
 func TestArgs(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, args := range [][]string{{"-V"}, {"--version"}, {"cfg.toml", "-V"}} {
 		var out strings.Builder
 		if err := run(ctx, args, envOf(nil), &out, io.Discard); err != nil || out.String() != "ocypod-local 0.8.0\n" {
@@ -88,7 +87,7 @@ func TestArgs(t *testing.T) {
 
 func TestStartupErrors(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	tests := map[string]struct {
 		file string
 		env  map[string]string
@@ -144,7 +143,7 @@ func TestSecretsNotLogged(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	ctx := context.Background()
+	ctx := t.Context()
 	const pass = "hunter2-very-secret"
 	if err := srv.Client().Do(ctx, "CONFIG", "SET", "requirepass", pass).Err(); err != nil {
 		t.Fatal(err)
@@ -181,12 +180,7 @@ func TestSecretsNotLogged(t *testing.T) {
 func TestShutdownTimeout(t *testing.T) {
 	t.Parallel()
 	s := start(t, "[server]\nport = 0\nshutdown_timeout = \"0s\"\nnext_job_delay = \"3s\"\n[queue.empty]\n", nil)
-	got := make(chan int, 1)
-	go func() {
-		code, _ := s.doErr("GET", "/queue/empty/job", "")
-		got <- code
-	}()
-	time.Sleep(200 * time.Millisecond) // let the request reach the handler
+	got := s.inFlight(t, "GET", "/queue/empty/job")
 	begin := time.Now()
 	if err := s.stop(t); err != nil {
 		t.Errorf("run = %v, want nil", err)

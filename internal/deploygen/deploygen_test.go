@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"gopkg.in/yaml.v3"
@@ -18,6 +19,7 @@ import (
 	"github.com/ocyless/ocyless/internal/deploygen"
 	"github.com/ocyless/ocyless/shared/httpapi"
 	"github.com/ocyless/ocyless/shared/lambdahttp"
+	"github.com/ocyless/ocyless/shared/ocypod"
 	"github.com/ocyless/ocyless/shared/sweep"
 )
 
@@ -33,14 +35,42 @@ func grown(t *testing.T) deploygen.Input {
 		t.Fatal(err)
 	}
 	in.Routes = append(in.Routes,
-		httpapi.Route{Name: "list-jobs", Method: http.MethodGet, Pattern: "/job"},
-		httpapi.Route{Name: "create-jobs", Method: http.MethodPost, Pattern: "/queue/{name}/jobs"},
-		httpapi.Route{Name: "patch-queue", Method: http.MethodPatch, Pattern: "/queue/{name}"},
-		httpapi.Route{Name: "failures", Method: http.MethodGet, Pattern: "/failures/{group}"},
-		httpapi.Route{Name: "put-schedule", Method: http.MethodPut, Pattern: "/queue/{name}/schedules/{id}"},
+		httpapi.Route{Name: "growth-list", Method: http.MethodGet, Pattern: "/growth"},
+		httpapi.Route{Name: "growth-create", Method: http.MethodPost, Pattern: "/growth/{name}/items"},
+		httpapi.Route{Name: "growth-patch", Method: http.MethodPatch, Pattern: "/growth/{name}"},
+		httpapi.Route{Name: "growth-group", Method: http.MethodGet, Pattern: "/growth-groups/{group}"},
+		httpapi.Route{Name: "growth-put", Method: http.MethodPut, Pattern: "/growth/{name}/plans/{id}"},
 	)
-	in.Kinds = append(in.Kinds, "schedules", "outbox")
+	in.Kinds = append(in.Kinds, "vacuum", "audit")
 	return in
+}
+
+// TestLongPollTimeouts: the routes whose takes wait up to ocypod.MaxWait
+// get a Lambda timeout above it and below API Gateway's 30 s; the others
+// keep the template's global one.
+func TestLongPollTimeouts(t *testing.T) {
+	t.Parallel()
+	in, err := deploygen.RepoInput(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := deploygen.Functions(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var long []string
+	for _, f := range fs {
+		if f.Timeout == 0 {
+			continue
+		}
+		long = append(long, f.Route.Name)
+		if secs := time.Duration(f.Timeout) * time.Second; secs <= ocypod.MaxWait || secs >= 30*time.Second {
+			t.Errorf("%s: timeout %ds, want above %v and below 30s", f.LogicalID, f.Timeout, ocypod.MaxWait)
+		}
+	}
+	if want := []string{"update-job", "next-job", "take-jobs"}; !slices.Equal(long, want) {
+		t.Errorf("long-poll functions %q, want %q", long, want)
+	}
 }
 
 // tempRepo is a directory holding the repository's template.yaml, as
@@ -180,9 +210,9 @@ func TestGrowth(t *testing.T) {
 		overlay[abs] = filepath.Join(dir, f.Dir, "main.go")
 		pkgs = append(pkgs, "./"+f.Dir)
 	}
-	src, err := os.ReadFile(filepath.Join(dir, "sweeper/schedules/main.go"))
-	if err != nil || !bytes.Contains(src, []byte(`lambdamain.Sweep(sweep.Kind("schedules"))`)) {
-		t.Errorf("sweeper/schedules/main.go = %s (%v), want a sweep.Kind conversion (no constant yet)", src, err)
+	src, err := os.ReadFile(filepath.Join(dir, "sweeper/vacuum/main.go"))
+	if err != nil || !bytes.Contains(src, []byte(`lambdamain.Sweep(sweep.Kind("vacuum"))`)) {
+		t.Errorf("sweeper/vacuum/main.go = %s (%v), want a sweep.Kind conversion (no constant yet)", src, err)
 	}
 	alarms := 0
 	for id := range tmpl.Resources {

@@ -27,8 +27,24 @@ import (
 // on purpose: it is a deployment detail, and a wrong entry here only costs
 // a function that cannot reach Redis, which its handler never asks for.
 var noRedis = map[string]bool{
-	"version": true, // GET /info/version answers a constant
+	"version":   true, // GET /info/version answers a constant
+	"openapi":   true, // GET /openapi.json answers a constant
+	"dashboard": true, // GET /ui serves an embedded page
 }
+
+// longPoll names the routes whose takes may wait (?wait=, up to
+// ocypod.MaxWait = 20 s): their functions get LongPollTimeout instead of
+// the template's global 10 s, still below API Gateway's 30 s integration
+// timeout.
+var longPoll = map[string]bool{
+	"next-job":   true, // GET /queue/{name}/job?wait=
+	"take-jobs":  true, // GET /job?queues=&wait=
+	"update-job": true, // PATCH /job/{id}?take=&wait=
+}
+
+// LongPollTimeout is the Lambda timeout, in seconds, of the long-poll
+// routes: the 20 s wait, plus the Redis calls around it, plus a margin.
+const LongPollTimeout = 25
 
 // NoRedisURL is the OCYPOD_REDIS_URL of the functions that never touch
 // Redis. lambdamain still builds a client at init (it never dials); this
@@ -51,6 +67,7 @@ type Function struct {
 	Kind       sweep.Kind     // "" for a route
 	NeedsRedis bool
 	Budget     string // a sweeper's fixed OCYPOD_SWEEP_BUDGET; "" means the SweepBudget parameter
+	Timeout    int    // a route's own Lambda timeout in seconds; 0 means the template's global one
 }
 
 // Input is what the artefacts are derived from.
@@ -150,6 +167,9 @@ func Functions(in Input) ([]Function, error) {
 			Event:      "events/" + r.Name + ".json",
 			Route:      &r,
 			NeedsRedis: !noRedis[r.Name],
+		}
+		if longPoll[r.Name] {
+			f.Timeout = LongPollTimeout
 		}
 		if err := add(f, "route "+r.Name); err != nil {
 			return nil, err

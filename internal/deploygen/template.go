@@ -87,6 +87,9 @@ func routeFunction(b *strings.Builder, f Function) {
 		desc += ", never touches Redis"
 	}
 	commonProperties(b, f, desc)
+	if f.Timeout != 0 {
+		fmt.Fprintf(b, "      Timeout: %d   # takes long-poll up to 20 s (?wait=); below API Gateway's 30 s\n", f.Timeout)
+	}
 	if !f.NeedsRedis {
 		b.WriteString("      # No VPC, no cache permission, and neither the cache's address nor its\n")
 		b.WriteString("      # credentials: the handler never touches Redis (internal/deploygen noRedis).\n")

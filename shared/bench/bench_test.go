@@ -6,7 +6,8 @@ import (
 )
 
 // The benchmarks run in this order (the order of this file): counts first,
-// then throughput, then the large sweep seeds, then the Lambda builds.
+// then throughput, then the large sweep seeds, then the Lambda builds, then
+// batch takes and long-poll latency.
 
 // BenchmarkRoundTrips counts Redis round trips (at the socket) per store
 // call, per job lifecycle and per request of every route.
@@ -51,4 +52,21 @@ func BenchmarkSweepScaling(b *testing.B) {
 func BenchmarkLambda(b *testing.B) {
 	b.Run("size-arm64", func(b *testing.B) { lambdaSizes(benchRun(b), true, "arm64") })
 	b.Run("coldstart", func(b *testing.B) { lambdaColdStarts(benchRun(b), true, coldStartRuns) })
+}
+
+// BenchmarkBatchTake compares jobs/s taken and completed with count=100
+// takes and with count=1 takes, through the store and over HTTP, in
+// interleaved rounds on the same redis-server. It runs once per run,
+// whatever b.N.
+func BenchmarkBatchTake(b *testing.B) {
+	b.Run("store", func(b *testing.B) { batchTake(benchRun(b), benchBatchSizes, false) })
+	b.Run("http", func(b *testing.B) { batchTake(benchRun(b), benchBatchSizes, true) })
+}
+
+// BenchmarkLongPoll measures how long a take waiting on an empty queue
+// takes to answer once a job is created or falls due, through the store
+// and over HTTP. It runs once per run, whatever b.N.
+func BenchmarkLongPoll(b *testing.B) {
+	b.Run("store", func(b *testing.B) { longPoll(benchRun(b), benchLongPollSizes, false) })
+	b.Run("http", func(b *testing.B) { longPoll(benchRun(b), benchLongPollSizes, true) })
 }

@@ -2,7 +2,8 @@
 // Redis round trips per API request and per job lifecycle, the store next
 // to BullMQ and bee-queue on the same redis-server, HTTP throughput of the
 // local server next to the store's, the cost of a sweep as the number of
-// stored jobs grows, and the size and cold start of every Lambda bootstrap.
+// stored jobs grows, the size and cold start of every Lambda bootstrap,
+// count=100 takes next to count=1 takes, and how soon a long-poll answers.
 // Every goal is a ratio to a peer or a floor measured in the same run, or
 // an absolute bound on behaviour. `make bench` runs it once and rewrites
 // the figures in docs/benchmarks.md; docs/benchmarks.md explains each line
@@ -44,6 +45,20 @@
 //     sizes (goal: every one <= 1.10 x the floor), the host arch for the
 //     time from process start to the first answered event against a fake
 //     Lambda Runtime API (median of several runs; goal <= 25 ms).
+//   - BenchmarkBatchTake (batch_test.go) drains freshly filled queues with
+//     count=100 takes and with count=1 takes, through the store and over
+//     HTTP through cmd/ocypod-local in a child process, the two sides of a
+//     pair back to back in every round, first alternating: jobs/s, the ratio
+//     batch / single with its spread over the rounds, redis-server CPU and
+//     commands per job. Each job is completed by a call of its own, and in
+//     a second pair the last completion of a batch takes the next one
+//     (PATCH ?take=). No goal.
+//   - BenchmarkLongPoll (longpoll_test.go) times a take waiting on an empty
+//     queue, through the store and over HTTP: from the start of a create
+//     to the take's answer, and from the run_at of a job scheduled before,
+//     and of one scheduled while, the take waits. The take is known to wait
+//     once redis-server counts one more blocked client (INFO clients).
+//     p50 and p99; no goal.
 //
 // TestMain prints a summary table of every goal (measured, floor, ratio,
 // met) after the benchmarks and, with -doc=path, rewrites the generated

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -31,13 +32,7 @@ type localServer struct {
 // stopped with SIGTERM when tb ends.
 func startLocalServer(tb testing.TB, redisURL, namespace string) *localServer {
 	tb.Helper()
-	bin := filepath.Join(tb.TempDir(), "ocypod-local")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/ocypod-local")
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		tb.Fatalf("go build ./cmd/ocypod-local: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin)
+	cmd := exec.Command(localServerBinary(tb))
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "OCYPOD_") {
 			cmd.Env = append(cmd.Env, kv)
@@ -80,6 +75,47 @@ func startLocalServer(tb testing.TB, redisURL, namespace string) *localServer {
 		tb.Fatalf("ocypod-local did not listen within 30s:\n%s", head.String())
 	}
 	return s
+}
+
+// localBuild is cmd/ocypod-local built once per test binary (linking it
+// takes seconds), in a directory removeLocalServerBinary deletes.
+var localBuild struct {
+	sync.Mutex
+	dir, bin string
+}
+
+// localServerBinary builds cmd/ocypod-local on first use and returns its
+// path.
+func localServerBinary(tb testing.TB) string {
+	tb.Helper()
+	localBuild.Lock()
+	defer localBuild.Unlock()
+	if localBuild.bin != "" {
+		return localBuild.bin
+	}
+	dir, err := os.MkdirTemp("", "ocyless-bench-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	bin := filepath.Join(dir, "ocypod-local")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/ocypod-local")
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		_ = os.RemoveAll(dir)
+		tb.Fatalf("go build ./cmd/ocypod-local: %v\n%s", err, out)
+	}
+	localBuild.dir, localBuild.bin = dir, bin
+	return bin
+}
+
+// removeLocalServerBinary deletes the build of localServerBinary, if any.
+func removeLocalServerBinary() {
+	localBuild.Lock()
+	defer localBuild.Unlock()
+	if localBuild.dir != "" {
+		_ = os.RemoveAll(localBuild.dir)
+		localBuild.dir, localBuild.bin = "", ""
+	}
 }
 
 // stop shuts the server down gracefully, or kills it after 10 s.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ocyless/ocyless/shared/ocypod"
 	"github.com/ocyless/ocyless/shared/redisstore"
 	"github.com/ocyless/ocyless/shared/redistest"
 )
@@ -213,16 +214,24 @@ func ourLifecycles(ctx context.Context, srv *redistest.Server, sz peerSizes, mem
 	}
 	var done atomic.Int64
 	proc, err := measurePhase(ctx, srv.Client(), func() error {
+		// The worker loop the API offers (PATCH /job/{id}?take=): complete
+		// a job and take the next in one call, as BullMQ's worker does.
+		take := &ocypod.TakeRequest{Queues: []string{"bench"}}
 		return parallel(sz.workers, sz.workers, func() error {
-			for {
-				next, err := store.NextJob(ctx, "bench")
-				if err != nil || next == nil {
-					return err
-				}
-				if err := store.UpdateJob(ctx, next.ID, completedUpdate); err != nil {
+			next, err := store.NextJob(ctx, "bench")
+			if err != nil || next == nil {
+				return err
+			}
+			for id := next.ID; ; {
+				_, jobs, err := store.UpdateJob(ctx, id, completedUpdate, take)
+				if err != nil {
 					return err
 				}
 				done.Add(1)
+				if len(jobs) == 0 {
+					return nil
+				}
+				id = jobs[0].ID
 			}
 		})
 	})

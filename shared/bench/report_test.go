@@ -52,6 +52,7 @@ func TestMain(m *testing.M) {
 		}
 	}
 	stopServers()
+	removeLocalServerBinary()
 	os.Exit(code)
 }
 

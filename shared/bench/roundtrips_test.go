@@ -40,7 +40,8 @@ func lifecycle(ctx context.Context, s *redisstore.Store, queue string) error {
 	if next == nil {
 		return fmt.Errorf("queue %s: no job to take", queue)
 	}
-	return s.UpdateJob(ctx, next.ID, ocypod.JobUpdate{Status: &completed})
+	_, _, err = s.UpdateJob(ctx, next.ID, ocypod.JobUpdate{Status: &completed}, nil)
+	return err
 }
 
 // benchQueue is the settings of the queues the lifecycles use: ended jobs
@@ -69,7 +70,8 @@ func roundTripsStore(r *run) {
 	r.resetTimer()
 	for range r.n {
 		s0 := e.counter.Snapshot()
-		id, err := e.store.CreateJob(ctx, "rt", lifecycleSpec)
+		c, err := e.store.CreateJob(ctx, "rt", lifecycleSpec)
+		id := c.ID
 		s1 := e.counter.Snapshot()
 		if err != nil {
 			r.tb.Fatal(err)
@@ -79,7 +81,7 @@ func roundTripsStore(r *run) {
 		if err != nil || next == nil || next.ID != id {
 			r.tb.Fatalf("next job = %+v, %v; want job %d", next, err, id)
 		}
-		err = e.store.UpdateJob(ctx, id, ocypod.JobUpdate{Status: &completed})
+		_, _, err = e.store.UpdateJob(ctx, id, ocypod.JobUpdate{Status: &completed}, nil)
 		s3 := e.counter.Snapshot()
 		if err != nil {
 			r.tb.Fatal(err)
@@ -159,25 +161,43 @@ type routeStep struct {
 // routeSteps visit every route of httpapi's table once, in an order where
 // each succeeds.
 var routeSteps = []routeStep{
-	{"put-queue", "PUT", "/queue/{q}", `{"timeout":"10m","expires_after":"1h"}`, 201},
+	{"put-queue", "PUT", "/queue/{q}", `{"timeout":"10m","expires_after":"1h","retries":1}`, 201},
+	{"patch-queue", "PATCH", "/queue/{q}", `{"priority":1}`, 204},
 	{"get-queue", "GET", "/queue/{q}", "", 200},
 	{"list-queues", "GET", "/queue", "", 200},
 	{"create-job", "POST", "/queue/{q}/job", `{"input":{"n":1},"tags":["{q}-tag"]}`, 201},
+	{"create-jobs", "POST", "/queue/{q}/jobs", `[{"input":{"n":2}},{"input":{"n":3}}]`, 201},
 	{"queue-size", "GET", "/queue/{q}/size", "", 200},
 	{"queue-job-ids", "GET", "/queue/{q}/job_ids", "", 200},
+	{"list-queue-jobs", "GET", "/queue/{q}/jobs", "", 200},
+	{"list-jobs", "GET", "/jobs?queue={q}", "", 200},
 	{"tag-jobs", "GET", "/tag/{q}-tag", "", 200},
-	{"next-job", "GET", "/queue/{q}/job", "", 200},
+	{"put-schedule", "PUT", "/queue/{q}/schedules/s", `{"every":"1h","job":{}}`, 201},
+	{"get-schedule", "GET", "/queue/{q}/schedules/s", "", 200},
+	{"list-schedules", "GET", "/queue/{q}/schedules", "", 200},
+	{"delete-schedule", "DELETE", "/queue/{q}/schedules/s", "", 204},
+	{"next-job", "GET", "/queue/{q}/job?worker={q}-w", "", 200},
 	{"heartbeat", "PUT", "/job/{id}/heartbeat", "", 204},
 	{"set-job-output", "PUT", "/job/{id}/output", `{"progress":1}`, 204},
 	{"get-job-output", "GET", "/job/{id}/output", "", 200},
 	{"job-status", "GET", "/job/{id}/status", "", 200},
 	{"get-job", "GET", "/job/{id}", "", 200},
+	{"workers", "GET", "/workers", "", 200},
+	{"worker", "GET", "/workers/{q}-w", "", 200},
+	{"retry-job", "POST", "/job/{id}/retry", "", 200},
+	{"take-jobs", "GET", "/job?queues={q}&count=3", "", 200},
 	{"update-job", "PATCH", "/job/{id}", `{"status":"completed"}`, 204},
+	{"queue-stats", "GET", "/queue/{q}/stats", "", 200},
+	{"failures", "GET", "/failures", "", 200},
+	{"failure-jobs", "GET", "/failures/{q}-g", "", 200},
+	{"retry-failures", "POST", "/failures/{q}-g/retry", "", 200},
 	{"delete-job", "DELETE", "/job/{id}", "", 204},
 	{"delete-queue", "DELETE", "/queue/{q}", "", 204},
 	{"health", "GET", "/health", "", 200},
 	{"info", "GET", "/info", "", 200},
 	{"version", "GET", "/info/version", "", 200},
+	{"openapi", "GET", "/openapi.json", "", 200},
+	{"dashboard", "GET", "/ui", "", 200},
 }
 
 // walkRoutes sends every routeStep through h with queue q and returns the
@@ -226,6 +246,9 @@ func roundTripsHTTP(r *run) {
 		r.tb.Fatalf("routes with no step in routeSteps: %v", names)
 	}
 	if err := redisServer(r.tb).Client().ScriptFlush(ctx).Err(); err != nil {
+		r.tb.Fatal(err)
+	}
+	if err := redisServer(r.tb).Client().FunctionFlush(ctx).Err(); err != nil {
 		r.tb.Fatal(err)
 	}
 	e := newEnv(r.tb, redisstore.Options{})

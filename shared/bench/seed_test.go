@@ -170,7 +170,8 @@ func (s *seeder) jobs(ctx context.Context, queue string, n int, end bool) error 
 			return fmt.Errorf("queue %s: no job to take after creating one", queue)
 		}
 		if end {
-			return s.store.UpdateJob(ctx, next.ID, ocypod.JobUpdate{Status: &completed})
+			_, _, err := s.store.UpdateJob(ctx, next.ID, ocypod.JobUpdate{Status: &completed}, nil)
+			return err
 		}
 		return nil
 	})

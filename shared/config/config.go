@@ -44,6 +44,8 @@ type Server struct {
 	ShutdownTimeout      time.Duration // default 30s; whole seconds, at most 65535s
 	NextJobDelay         time.Duration // default 0
 	LogLevel             slog.Level    // default info
+	WorkerExpiry         time.Duration // workers are listed this long after they last took a job; default 1h
+	StatsHistory         int           // days of per-queue statistics kept; default 30
 	// AllowedHosts are the Host header values (and Origin hosts) the local
 	// server answers, canonical (see HostPort); an entry without a port
 	// matches any port. Empty: LoopbackHosts when listening on a loopback
@@ -68,6 +70,14 @@ type Redis struct {
 	// it runs the embedded miniredis: past it, creating jobs and writing
 	// outputs answer 507. Default 512 MiB.
 	EmbeddedMaxMemory int64
+	// Partitions is how many partitions (hash tags, so cluster slots) the
+	// namespace's data spreads over: 1 to 1024, default 1. It cannot change
+	// once the namespace holds data.
+	Partitions int
+	// Scripts is how the store runs its scripts: "auto" (Redis Functions
+	// where the server has them, else EVALSHA), "functions" or "eval".
+	// Default "auto", "eval" for ElastiCache Serverless.
+	Scripts string
 }
 
 // Sweep configures the scheduled sweeper Lambdas.
@@ -91,7 +101,11 @@ const (
 	DefaultRedisTimeout         = 2 * time.Second
 	DefaultSweepBudget          = 50 * time.Second
 	DefaultSweepBatch           = 100
-	DefaultEmbeddedMaxMemory    = 512 << 20
+	DefaultWorkerExpiry         = time.Hour
+	DefaultStatsHistory         = 30
+	// MaxPartitions bounds redis.partitions (and a queue's shards).
+	MaxPartitions            = 1024
+	DefaultEmbeddedMaxMemory = 512 << 20
 
 	// MaxShutdownTimeout is Ocypod's limit on server.shutdown_timeout.
 	MaxShutdownTimeout = 65535 * time.Second
@@ -115,8 +129,10 @@ func Default() Config {
 			ExpiryCheckInterval:  DefaultExpiryCheckInterval,
 			ShutdownTimeout:      DefaultShutdownTimeout,
 			LogLevel:             slog.LevelInfo,
+			WorkerExpiry:         DefaultWorkerExpiry,
+			StatsHistory:         DefaultStatsHistory,
 		},
-		Redis: Redis{Timeout: DefaultRedisTimeout, EmbeddedMaxMemory: DefaultEmbeddedMaxMemory},
+		Redis: Redis{Timeout: DefaultRedisTimeout, EmbeddedMaxMemory: DefaultEmbeddedMaxMemory, Partitions: 1, Scripts: "auto"},
 		Sweep: Sweep{Budget: DefaultSweepBudget, Batch: DefaultSweepBatch},
 	}
 }
@@ -219,6 +235,11 @@ func parse(data []byte, getenv func(string) (string, bool)) (Config, error) {
 
 var namespaceRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{0,64}$`)
 
+// ValidNamespace reports whether ns can be redis.key_namespace: at most 64
+// of [A-Za-z0-9_.-], characters that can never close a Redis Cluster hash
+// tag; empty means the store's default.
+func ValidNamespace(ns string) bool { return namespaceRE.MatchString(ns) }
+
 // Validate checks the whole configuration. Each error names the file key and
 // the environment variable that set the offending value.
 func (c Config) Validate() error {
@@ -247,6 +268,12 @@ func (c Config) Validate() error {
 	if s.Threads < 0 {
 		return fmt.Errorf("server.threads cannot be negative, got %d", s.Threads)
 	}
+	if s.WorkerExpiry <= 0 {
+		return fmt.Errorf("server.worker_expiry (OCYPOD_WORKER_EXPIRY) must be greater than zero, got %s", s.WorkerExpiry)
+	}
+	if s.StatsHistory < 1 || s.StatsHistory > 3650 {
+		return fmt.Errorf("server.stats_history (OCYPOD_STATS_HISTORY) must be 1 to 3650 days, got %d", s.StatsHistory)
+	}
 	for i, h := range s.AllowedHosts {
 		if p, err := ParseHostPort(h); err != nil || p.String() != h {
 			return fmt.Errorf("server.allowed_hosts (OCYPOD_ALLOWED_HOSTS): entry %d %q is not a canonical host[:port]", i+1, h)
@@ -270,11 +297,19 @@ func (c Config) Validate() error {
 }
 
 func (r Redis) validate() error {
-	if !namespaceRE.MatchString(r.KeyNamespace) {
+	if !ValidNamespace(r.KeyNamespace) {
 		return fmt.Errorf("redis.key_namespace (OCYPOD_KEY_NAMESPACE) %q is invalid: at most 64 characters among a-zA-Z0-9_.-", r.KeyNamespace)
 	}
 	if r.PoolSize < 0 {
 		return fmt.Errorf("redis.pool_size (OCYPOD_REDIS_POOL_SIZE) cannot be negative, got %d", r.PoolSize)
+	}
+	if r.Partitions < 1 || r.Partitions > MaxPartitions {
+		return fmt.Errorf("redis.partitions (OCYPOD_PARTITIONS) must be 1 to %d, got %d", MaxPartitions, r.Partitions)
+	}
+	switch r.Scripts {
+	case "auto", "functions", "eval":
+	default:
+		return fmt.Errorf("redis.scripts (OCYPOD_REDIS_SCRIPTS) must be auto, functions or eval, got %q", r.Scripts)
 	}
 	if r.Timeout <= 0 {
 		return fmt.Errorf("redis.timeout (OCYPOD_REDIS_TIMEOUT) must be greater than zero, got %s", r.Timeout)

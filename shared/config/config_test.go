@@ -24,8 +24,9 @@ func TestDefault(t *testing.T) {
 			Host: "127.0.0.1", Port: 8023, MaxBodySize: 256 << 10,
 			TimeoutCheckInterval: 30 * time.Second, RetryCheckInterval: 60 * time.Second,
 			ExpiryCheckInterval: 5 * time.Minute, ShutdownTimeout: 30 * time.Second, LogLevel: slog.LevelInfo,
+			WorkerExpiry: time.Hour, StatsHistory: 30,
 		},
-		Redis: Redis{Timeout: 2 * time.Second, EmbeddedMaxMemory: 512 << 20},
+		Redis: Redis{Timeout: 2 * time.Second, EmbeddedMaxMemory: 512 << 20, Partitions: 1, Scripts: "auto"},
 		Sweep: Sweep{Budget: 50 * time.Second, Batch: 100},
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -56,6 +57,8 @@ shutdown_timeout = "10s 500ms"
 next_job_delay = "250ms"
 log_level = "DEBUG"
 allowed_hosts = ["Queue.Example", "queue.example:8023", "10.0.0.7", "[0:0::1]:9000", "::2"]
+worker_expiry = "30m"
+stats_history = 14
 unknown_key = "ignored"
 
 [redis]
@@ -68,6 +71,8 @@ iam_user = "app-user"
 cache_name = "My-Cache"
 serverless = true
 embedded_max_memory = "64MiB"
+partitions = 4
+scripts = "functions"
 
 [sweep]
 budget = "20s"
@@ -102,11 +107,12 @@ func TestParseEveryField(t *testing.T) {
 			ExpiryCheckInterval: 90 * time.Minute, ShutdownTimeout: 10 * time.Second,
 			NextJobDelay: 250 * time.Millisecond, LogLevel: slog.LevelDebug,
 			AllowedHosts: []string{"queue.example", "queue.example:8023", "10.0.0.7", "[::1]:9000", "[::2]"},
+			WorkerExpiry: 30 * time.Minute, StatsHistory: 14,
 		},
 		Redis: Redis{
 			URL: "rediss://cache.example.com:6379", KeyNamespace: "ns-1.x", ClusterMode: true, PoolSize: 7,
 			Timeout: 750 * time.Millisecond, IAMUser: "app-user", CacheName: "My-Cache", Serverless: true,
-			EmbeddedMaxMemory: 64 << 20,
+			EmbeddedMaxMemory: 64 << 20, Partitions: 4, Scripts: "functions",
 		},
 		Sweep: Sweep{Budget: 20 * time.Second, Batch: 500},
 		Queues: map[string]ocypod.QueueSettings{

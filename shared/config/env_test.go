@@ -33,6 +33,10 @@ var allEnv = map[string]string{
 	"OCYPOD_SHUTDOWN_TIMEOUT":       "8s 900ms",
 	"OCYPOD_SWEEP_BUDGET":           "20s",
 	"OCYPOD_SWEEP_BATCH":            "250",
+	"OCYPOD_PARTITIONS":             "12",
+	"OCYPOD_REDIS_SCRIPTS":          "eval",
+	"OCYPOD_WORKER_EXPIRY":          "10m",
+	"OCYPOD_STATS_HISTORY":          "7",
 }
 
 func TestFromEnvEveryVariable(t *testing.T) {
@@ -47,11 +51,12 @@ func TestFromEnvEveryVariable(t *testing.T) {
 			RetryCheckInterval: 6 * time.Second, ExpiryCheckInterval: 7 * time.Second, ShutdownTimeout: 8 * time.Second,
 			NextJobDelay: 100 * time.Millisecond, LogLevel: slog.LevelWarn,
 			AllowedHosts: []string{"queue.example", "10.0.0.7:9001", "[::1]"},
+			WorkerExpiry: 10 * time.Minute, StatsHistory: 7,
 		},
 		Redis: Redis{
 			URL: "rediss://cache.example.com:6379", KeyNamespace: "prod", ClusterMode: true, PoolSize: 4,
 			Timeout: 500 * time.Millisecond, IAMUser: "app", CacheName: "jobs", Serverless: true,
-			EmbeddedMaxMemory: 2 << 30,
+			EmbeddedMaxMemory: 2 << 30, Partitions: 12, Scripts: "eval",
 		},
 		Sweep: Sweep{Budget: 20 * time.Second, Batch: 250},
 	}

@@ -207,6 +207,7 @@ func decodeServer(t table, s *Server) error {
 		{"retry_check_interval", &s.RetryCheckInterval},
 		{"expiry_check_interval", &s.ExpiryCheckInterval},
 		{"next_job_delay", &s.NextJobDelay},
+		{"worker_expiry", &s.WorkerExpiry},
 	} {
 		if err := t.duration(d.key, parseDuration, d.dst); err != nil {
 			return err
@@ -215,6 +216,11 @@ func decodeServer(t table, s *Server) error {
 	if err := t.duration("shutdown_timeout", parseShutdown, &s.ShutdownTimeout); err != nil {
 		return err
 	}
+	days := int64(s.StatsHistory)
+	if err := t.integer("stats_history", 1, 3650, &days); err != nil {
+		return err
+	}
+	s.StatsHistory = int(days)
 	if v, ok := t.m["allowed_hosts"]; ok {
 		list, ok := v.([]any)
 		if !ok {
@@ -250,7 +256,8 @@ func decodeRedis(t table, r *Redis) error {
 	for _, f := range []struct {
 		key string
 		dst *string
-	}{{"url", &r.URL}, {"key_namespace", &r.KeyNamespace}, {"iam_user", &r.IAMUser}, {"cache_name", &r.CacheName}} {
+	}{{"url", &r.URL}, {"key_namespace", &r.KeyNamespace}, {"iam_user", &r.IAMUser}, {"cache_name", &r.CacheName},
+		{"scripts", &r.Scripts}} {
 		if err := t.str(f.key, f.dst); err != nil {
 			return err
 		}
@@ -266,6 +273,11 @@ func decodeRedis(t table, r *Redis) error {
 		return err
 	}
 	r.PoolSize = int(pool)
+	parts := int64(r.Partitions)
+	if err := t.integer("partitions", 1, MaxPartitions, &parts); err != nil {
+		return err
+	}
+	r.Partitions = int(parts)
 	if v, ok := t.m["embedded_max_memory"]; ok {
 		text, ok := v.(string)
 		if !ok {

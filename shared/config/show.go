@@ -88,8 +88,9 @@ func (r Redis) RedactedURL() string { return redactURL(r.URL) }
 
 // String describes r with its URL redacted.
 func (r Redis) String() string {
-	return fmt.Sprintf("{url=%q key_namespace=%q cluster=%t pool_size=%d timeout=%s iam_user=%q cache_name=%q serverless=%t embedded_max_memory=%s}",
-		r.RedactedURL(), r.KeyNamespace, r.ClusterMode, r.PoolSize, r.Timeout, r.IAMUser, r.CacheName, r.Serverless, FormatSize(r.EmbeddedMaxMemory))
+	return fmt.Sprintf("{url=%q key_namespace=%q cluster=%t pool_size=%d timeout=%s iam_user=%q cache_name=%q serverless=%t embedded_max_memory=%s partitions=%d scripts=%s}",
+		r.RedactedURL(), r.KeyNamespace, r.ClusterMode, r.PoolSize, r.Timeout, r.IAMUser, r.CacheName, r.Serverless,
+		FormatSize(r.EmbeddedMaxMemory), r.Partitions, r.Scripts)
 }
 
 // GoString keeps %#v from printing the raw URL.
@@ -107,15 +108,18 @@ func (r Redis) LogValue() slog.Value {
 		slog.String("cache_name", r.CacheName),
 		slog.Bool("serverless", r.Serverless),
 		slog.String("embedded_max_memory", FormatSize(r.EmbeddedMaxMemory)),
+		slog.Int("partitions", r.Partitions),
+		slog.String("scripts", r.Scripts),
 	)
 }
 
 // String describes c with the Redis URL redacted.
 func (c Config) String() string {
 	s := c.Server
-	return fmt.Sprintf("server={host=%q port=%d max_body_size=%d timeout_check_interval=%s retry_check_interval=%s expiry_check_interval=%s shutdown_timeout=%s next_job_delay=%s log_level=%s allowed_hosts=%q} redis=%s sweep={budget=%s batch=%d} queues=%q",
+	return fmt.Sprintf("server={host=%q port=%d max_body_size=%d timeout_check_interval=%s retry_check_interval=%s expiry_check_interval=%s shutdown_timeout=%s next_job_delay=%s log_level=%s allowed_hosts=%q worker_expiry=%s stats_history=%d} redis=%s sweep={budget=%s batch=%d} queues=%q",
 		s.Host, s.Port, s.MaxBodySize, s.TimeoutCheckInterval, s.RetryCheckInterval, s.ExpiryCheckInterval,
-		s.ShutdownTimeout, s.NextJobDelay, LevelName(s.LogLevel), s.AllowedHosts, c.Redis, c.Sweep.Budget, c.Sweep.Batch, c.QueueNames())
+		s.ShutdownTimeout, s.NextJobDelay, LevelName(s.LogLevel), s.AllowedHosts, s.WorkerExpiry, s.StatsHistory,
+		c.Redis, c.Sweep.Budget, c.Sweep.Batch, c.QueueNames())
 }
 
 // GoString keeps %#v from printing the raw URL.

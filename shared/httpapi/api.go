@@ -3,11 +3,14 @@ package httpapi
 import (
 	"log/slog"
 	"time"
+
+	"github.com/ocyless/ocyless/shared/config"
 )
 
 // DefaultMaxBodySize is the request body limit when none is configured:
-// 256 KiB (upstream Ocypod's 1024 bytes was too small for real outputs).
-const DefaultMaxBodySize = 256 << 10
+// the configuration's default (upstream Ocypod's 1024 bytes was too small
+// for real outputs).
+const DefaultMaxBodySize = config.DefaultMaxBodySize
 
 // Version is reported by /info/version: the Ocypod API version we implement.
 const Version = "0.8.0"
@@ -17,6 +20,16 @@ type Options struct {
 	MaxBodySize  int64         // request body limit in bytes; <= 0 means DefaultMaxBodySize
 	NextJobDelay time.Duration // sleep before answering 204 on an empty queue
 	Logger       *slog.Logger  // nil discards logs
+	// Now is the clock of the times a request gives relative to now (a
+	// retry's delay, today's statistics); nil means time.Now. The store
+	// keeps its own clock for everything else.
+	Now func() time.Time
+}
+
+// ConfigOptions are the handlers' options of a server configuration: body
+// limit and next_job_delay. The caller adds the logger.
+func ConfigOptions(s config.Server) Options {
+	return Options{MaxBodySize: s.MaxBodySize, NextJobDelay: s.NextJobDelay}
 }
 
 // API serves Ocypod's HTTP endpoints on a Store.
@@ -30,6 +43,9 @@ type API struct {
 func New(store Store, opts Options) *API {
 	if opts.MaxBodySize <= 0 {
 		opts.MaxBodySize = DefaultMaxBodySize
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	log := opts.Logger
 	if log == nil {

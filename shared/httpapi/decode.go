@@ -2,180 +2,17 @@ package httpapi
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
-	"mime"
 	"net/http"
-	"slices"
 	"strconv"
-	"strings"
+	"time"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
+	"github.com/ocyless/ocyless/shared/wire"
 )
 
-// jsonDoc is a parsed request body; src positions its errors.
-type jsonDoc struct {
-	src  []byte
-	root jsonValue
-}
-
-// readJSON reads and parses the JSON body of r with the checks of upstream's
-// JSON extractor, in its order: the content type, the declared length, the
-// length actually read, then the JSON itself.
-func (a *API) readJSON(r *http.Request) (*jsonDoc, error) {
-	if !isJSONContentType(r.Header.Get("Content-Type")) {
-		return nil, badRequest("Content type error")
-	}
-	limit := a.opts.MaxBodySize
-	if r.ContentLength > limit {
-		return nil, &httpError{http.StatusRequestEntityTooLarge,
-			fmt.Sprintf("JSON payload (%d bytes) is larger than allowed (limit: %d bytes).", r.ContentLength, limit)}
-	}
-	body := r.Body
-	if body == nil { // a hand-made request; servers always set one
-		body = http.NoBody
-	}
-	src, err := io.ReadAll(io.LimitReader(body, limit+1))
-	if err != nil {
-		return nil, badRequest("Error that occur during reading payload: " + err.Error())
-	}
-	if int64(len(src)) > limit {
-		return nil, &httpError{http.StatusRequestEntityTooLarge,
-			fmt.Sprintf("JSON payload has exceeded limit (%d bytes).", limit)}
-	}
-	return parseDoc(src)
-}
-
-func parseDoc(src []byte) (*jsonDoc, error) {
-	v, err := parseJSON(src)
-	if err != nil {
-		return nil, badRequest("Json deserialize error: " + err.Error())
-	}
-	return &jsonDoc{src: src, root: v}, nil
-}
-
-// isJSONContentType accepts, as upstream does, a media type whose subtype is
-// json or ends in +json, with any parameters: application/json,
-// text/json; charset=utf-8, application/problem+json.
-func isJSONContentType(ct string) bool {
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return false
-	}
-	typ, sub, ok := strings.Cut(mt, "/")
-	return ok && typ != "" && (sub == "json" || strings.HasSuffix(sub, "+json"))
-}
-
-// fail is a 400 for the value ending at offset end.
-func (d *jsonDoc) fail(end int, msg string) error {
-	return badRequest("Json deserialize error: " + errorAt(d.src, end, msg).Error())
-}
-
-func (d *jsonDoc) invalidType(v *jsonValue, expected string) error {
-	return d.fail(v.end, "invalid type: "+describe(v)+", expected "+expected)
-}
-
-// describe names v as serde's "invalid type" messages do.
-func describe(v *jsonValue) string {
-	switch v.kind {
-	case jsonNull:
-		return "null"
-	case jsonBool:
-		return "boolean `" + v.text + "`"
-	case jsonNumber:
-		if isFloatLiteral(v.text) {
-			return "floating point `" + v.text + "`"
-		}
-		return "integer `" + v.text + "`"
-	case jsonString:
-		return "string " + rustQuote(v.text)
-	case jsonArray:
-		return "sequence"
-	default:
-		return "map"
-	}
-}
-
-func isFloatLiteral(s string) bool { return strings.ContainsAny(s, ".eE") }
-
-// members calls fn, in document order, for each member of the top-level
-// object whose key is in known. Other keys are ignored, as upstream does; a
-// known key given twice is refused, as serde does.
-func (d *jsonDoc) members(known []string, fn func(key string, v *jsonValue) error) error {
-	if d.root.kind != jsonObject {
-		return d.invalidType(&d.root, "a JSON object")
-	}
-	var seen []string
-	for i := range d.root.members {
-		m := &d.root.members[i]
-		if !slices.Contains(known, m.key) {
-			continue
-		}
-		if slices.Contains(seen, m.key) {
-			return d.fail(m.keyEnd, "duplicate field `"+m.key+"`")
-		}
-		seen = append(seen, m.key)
-		if err := fn(m.key, &m.value); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// duration reads a duration string, truncated to whole seconds as Ocypod
-// stores job and queue settings.
-func (d *jsonDoc) duration(v *jsonValue) (ocypod.Duration, error) {
-	if v.kind != jsonString {
-		return ocypod.Duration{}, d.invalidType(v, "a duration string")
-	}
-	dur, err := ocypod.ParseDuration(v.text)
-	if err != nil {
-		return ocypod.Duration{}, d.fail(v.end, err.Error())
-	}
-	return dur.Truncate(), nil
-}
-
-func (d *jsonDoc) durations(v *jsonValue) ([]ocypod.Duration, error) {
-	if v.kind != jsonArray {
-		return nil, d.invalidType(v, "a sequence")
-	}
-	ds := make([]ocypod.Duration, len(v.elems))
-	for i := range v.elems {
-		var err error
-		if ds[i], err = d.duration(&v.elems[i]); err != nil {
-			return nil, err
-		}
-	}
-	return ds, nil
-}
-
-func (d *jsonDoc) uint64(v *jsonValue) (uint64, error) {
-	if v.kind != jsonNumber || isFloatLiteral(v.text) {
-		return 0, d.invalidType(v, "u64")
-	}
-	if v.text == "-0" {
-		return 0, nil
-	}
-	n, err := strconv.ParseUint(v.text, 10, 64)
-	if err != nil {
-		return 0, d.fail(v.end, "invalid value: integer `"+v.text+"`, expected u64")
-	}
-	return n, nil
-}
-
-func (d *jsonDoc) strings(v *jsonValue) ([]string, error) {
-	if v.kind != jsonArray {
-		return nil, d.invalidType(v, "a sequence")
-	}
-	ss := make([]string, len(v.elems))
-	for i := range v.elems {
-		e := &v.elems[i]
-		if e.kind != jsonString {
-			return nil, d.invalidType(e, "a string")
-		}
-		ss[i] = e.text
-	}
-	return ss, nil
+// readJSON reads r's JSON body with Ocypod's checks (wire.ReadJSON).
+func (a *API) readJSON(r *http.Request) (*wire.Doc, error) {
+	return wire.ReadJSON(r, a.opts.MaxBodySize)
 }
 
 // queueSettingsFields are the keys of PUT /queue/{name}'s body.
@@ -184,45 +21,54 @@ var queueSettingsFields = []string{"timeout", "heartbeat_timeout", "expires_afte
 // decodeQueueSettings reads PUT /queue/{name}'s body. Missing fields take
 // the built-in defaults (not the queue's current values, as upstream); an
 // explicit null is refused, as upstream's non-optional fields did.
-func decodeQueueSettings(d *jsonDoc) (ocypod.QueueSettings, error) {
+func decodeQueueSettings(d *wire.Doc) (ocypod.QueueSettings, error) {
 	s := ocypod.DefaultQueueSettings()
-	err := d.members(queueSettingsFields, func(key string, v *jsonValue) (err error) {
+	err := d.Members(&d.Root, queueSettingsFields, func(key string, v *wire.Value) (err error) {
 		switch key {
 		case "timeout":
-			s.Timeout, err = d.duration(v)
+			s.Timeout, err = d.Duration(v)
 		case "heartbeat_timeout":
-			s.HeartbeatTimeout, err = d.duration(v)
+			s.HeartbeatTimeout, err = d.Duration(v)
 		case "expires_after":
-			s.ExpiresAfter, err = d.duration(v)
+			s.ExpiresAfter, err = d.Duration(v)
 		case "retries":
-			s.Retries, err = d.uint64(v)
+			s.Retries, err = d.Uint64(v)
 		case "retry_delays":
-			s.RetryDelays, err = d.durations(v)
+			s.RetryDelays, err = d.Durations(v)
 		}
 		return err
 	})
 	return s, err
 }
 
-var jobSpecFields = []string{"input", "tags", "timeout", "heartbeat_timeout", "expires_after", "retries", "retry_delays"}
+// jobSpecFields are the keys of a create body: Ocypod's seven, then the
+// extension's.
+var jobSpecFields = []string{
+	"input", "tags", "timeout", "heartbeat_timeout", "expires_after", "retries", "retry_delays",
+	"priority", "run_at", "delay", "key", "on_conflict", "update_run_at", "depends_on",
+	"retry_backoff", "timeout_retries", "tracked",
+}
 
-// decodeJobSpec reads POST /queue/{name}/job's body, input canonicalised.
-// null stands for an absent field. The spec is validated (no empty tags).
-func decodeJobSpec(d *jsonDoc) (ocypod.JobSpec, error) {
+// decodeJobSpec reads a create body (POST /queue/{name}/job, an element of
+// a batch, a schedule's job, a PATCH's next), input canonicalised. null
+// stands for an absent field. The spec is validated: tags (JobSpec.Validate)
+// and the fields that go together.
+func decodeJobSpec(d *wire.Doc, obj *wire.Value) (ocypod.JobSpec, error) {
 	var s ocypod.JobSpec
-	durationPtr := func(v *jsonValue) (*ocypod.Duration, error) {
-		dur, err := d.duration(v)
+	durationPtr := func(v *wire.Value) (*ocypod.Duration, error) {
+		dur, err := d.Duration(v)
 		return &dur, err
 	}
-	err := d.members(jobSpecFields, func(key string, v *jsonValue) (err error) {
-		if v.kind == jsonNull {
+	var onConflict, updateRunAt bool
+	err := d.Members(obj, jobSpecFields, func(key string, v *wire.Value) (err error) {
+		if v.Kind == wire.Null {
 			return nil
 		}
 		switch key {
 		case "input":
-			s.Input = canonical(v)
+			s.Input = wire.Canonical(v)
 		case "tags":
-			s.Tags, err = d.strings(v)
+			s.Tags, err = d.Strings(v)
 		case "timeout":
 			s.Timeout, err = durationPtr(v)
 		case "heartbeat_timeout":
@@ -231,16 +77,30 @@ func decodeJobSpec(d *jsonDoc) (ocypod.JobSpec, error) {
 			s.ExpiresAfter, err = durationPtr(v)
 		case "retries":
 			var n uint64
-			n, err = d.uint64(v)
+			n, err = d.Uint64(v)
 			s.Retries = &n
 		case "retry_delays":
-			s.RetryDelays, err = d.durations(v)
+			s.RetryDelays, err = d.Durations(v)
 			s.RetryDelaysSet = true
+		default:
+			err = decodeSpecExt(d, &s, key, v)
+			onConflict = onConflict || key == "on_conflict"
+			updateRunAt = updateRunAt || key == "update_run_at"
 		}
 		return err
 	})
 	if err != nil {
 		return ocypod.JobSpec{}, err
+	}
+	switch {
+	case s.RunAt != nil && s.Delay != nil:
+		return ocypod.JobSpec{}, invalid("run_at", "give run_at or delay, not both")
+	case s.RetryBackoff != nil && s.RetryDelaysSet:
+		return ocypod.JobSpec{}, invalid("retry_backoff", "give retry_delays or retry_backoff, not both")
+	case onConflict && s.Key == "":
+		return ocypod.JobSpec{}, invalid("on_conflict", "needs a key")
+	case updateRunAt && s.OnConflict != ocypod.OnConflictUpdate:
+		return ocypod.JobSpec{}, invalid("update_run_at", `needs on_conflict "update"`)
 	}
 	if err := s.Validate(); err != nil {
 		return ocypod.JobSpec{}, err
@@ -248,38 +108,70 @@ func decodeJobSpec(d *jsonDoc) (ocypod.JobSpec, error) {
 	return s, nil
 }
 
-var jobUpdateFields = []string{"status", "output"}
+// decodeSpecExt reads one extension field of a create body.
+func decodeSpecExt(d *wire.Doc, s *ocypod.JobSpec, key string, v *wire.Value) error {
+	var err error
+	switch key {
+	case "priority":
+		var p int64
+		p, err = intValue(v, key, ocypod.MinPriority, ocypod.MaxPriority)
+		s.Priority = &p
+	case "run_at":
+		var t time.Time
+		t, err = timeValue(v, key)
+		s.RunAt = &t
+	case "delay":
+		var dur ocypod.Duration
+		dur, err = durationValue(v, key)
+		s.Delay = &dur
+	case "key":
+		s.Key, err = nameValue(v, key, ocypod.MaxKeyLength)
+	case "on_conflict":
+		var c string
+		c, err = enumValue(v, key, "keep", "update", "error")
+		s.OnConflict = ocypod.OnConflict(c)
+	case "update_run_at":
+		var u string
+		u, err = enumValue(v, key, "always", "if_later", "if_earlier", "never")
+		s.UpdateRunAt = ocypod.UpdateRunAt(u)
+	case "depends_on":
+		s.DependsOn, err = idsValue(v, key, ocypod.MaxDependencies)
+	case "retry_backoff":
+		s.RetryBackoff, err = backoffValue(d, v, key)
+	case "timeout_retries":
+		var n uint64
+		n, err = uintValue(v, key)
+		s.TimeoutRetries = &n
+	case "tracked":
+		var t bool
+		t, err = boolValue(v, key)
+		s.Tracked = &t
+	}
+	return err
+}
 
-// statusVariants is serde's list of the Status enum's variants.
-const statusVariants = "`queued`, `running`, `completed`, `failed`, `cancelled`, `timed_out`"
-
-// decodeJobUpdate reads PATCH /job/{id}'s body, output canonicalised. null
-// stands for an absent field, so PATCH cannot set the output to null.
-func decodeJobUpdate(d *jsonDoc) (ocypod.JobUpdate, error) {
-	var u ocypod.JobUpdate
-	err := d.members(jobUpdateFields, func(key string, v *jsonValue) error {
-		if v.kind == jsonNull {
-			return nil
+// decodeJobSpecs reads POST /queue/{name}/jobs's body: an array of 1 to
+// ocypod.MaxBatch create bodies, all checked before any is used. The
+// error of a bad element names its index.
+func decodeJobSpecs(d *wire.Doc) ([]ocypod.JobSpec, error) {
+	if d.Root.Kind != wire.Array || len(d.Root.Elems) == 0 {
+		return nil, invalid("jobs", "expected an array of 1 to "+strconv.Itoa(ocypod.MaxBatch)+" job bodies")
+	}
+	if len(d.Root.Elems) > ocypod.MaxBatch {
+		return nil, invalid("jobs", "at most "+strconv.Itoa(ocypod.MaxBatch)+" jobs per batch")
+	}
+	specs := make([]ocypod.JobSpec, len(d.Root.Elems))
+	for i := range d.Root.Elems {
+		var err error
+		if specs[i], err = decodeJobSpec(d, &d.Root.Elems[i]); err != nil {
+			return nil, within("jobs["+strconv.Itoa(i)+"]", err)
 		}
-		if key == "output" {
-			u.Output = canonical(v)
-			return nil
-		}
-		if v.kind != jsonString {
-			return d.invalidType(v, "a status string")
-		}
-		st, ok := ocypod.ParseStatus(v.text)
-		if !ok {
-			return d.fail(v.end, "unknown variant `"+v.text+"`, expected one of "+statusVariants)
-		}
-		u.Status = &st
-		return nil
-	})
-	return u, err
+	}
+	return specs, nil
 }
 
 // decodeOutput reads PUT /job/{id}/output's body: any JSON value, null
 // included, canonicalised.
-func decodeOutput(d *jsonDoc) json.RawMessage {
-	return appendCanonical(nil, &d.root)
+func decodeOutput(d *wire.Doc) json.RawMessage {
+	return wire.AppendCanonical(nil, &d.Root)
 }

@@ -93,9 +93,9 @@ func TestContentTypes(t *testing.T) {
 func TestDecodeJobSpec(t *testing.T) {
 	t.Parallel()
 	var got ocypod.JobSpec
-	store := &fakeStore{CreateJobFunc: func(_ context.Context, _ string, s ocypod.JobSpec) (uint64, error) {
+	store := &fakeStore{CreateJobFunc: func(_ context.Context, _ string, s ocypod.JobSpec) (ocypod.Created, error) {
 		got = s
-		return 12, nil
+		return ocypod.Created{ID: 12}, nil
 	}}
 	h := New(store, Options{}).Handler()
 	tests := map[string]ocypod.JobSpec{
@@ -131,10 +131,10 @@ func TestDecodeJobUpdate(t *testing.T) {
 	t.Parallel()
 	var got ocypod.JobUpdate
 	calls := 0
-	store := &fakeStore{UpdateJobFunc: func(_ context.Context, _ uint64, u ocypod.JobUpdate) error {
+	store := &fakeStore{UpdateJobFunc: func(_ context.Context, _ uint64, u ocypod.JobUpdate, _ *ocypod.TakeRequest) (ocypod.UpdateResult, []ocypod.NextJob, error) {
 		got = u
 		calls++
-		return nil
+		return ocypod.UpdateResult{}, nil, nil
 	}}
 	h := New(store, Options{}).Handler()
 	completed, queued := ocypod.StatusCompleted, ocypod.StatusQueued
@@ -161,7 +161,7 @@ func TestDecodeJobUpdate(t *testing.T) {
 func TestDecodeOutput(t *testing.T) {
 	t.Parallel()
 	var got json.RawMessage
-	store := &fakeStore{SetJobOutputFunc: func(_ context.Context, _ uint64, out json.RawMessage) error {
+	store := &fakeStore{SetJobOutputFunc: func(_ context.Context, _ uint64, out json.RawMessage, _ *uint64) error {
 		got = out
 		return nil
 	}}

@@ -1,9 +1,11 @@
-// Package httpapi serves Ocypod 0.8.0's HTTP/JSON API over a Store: the
-// route table (routes.go), a small router that matches paths segment by
-// segment as Ocypod does (no cleaning, no redirects, no trailing-slash
-// handling), request decoding with Ocypod's checks and error texts, the
-// responses with Ocypod's exact JSON shapes and key orders, and the one
-// mapping from errors to status codes (errors.go).
+// Package httpapi serves Ocypod 0.8.0's HTTP/JSON API, and the extended
+// job model of api-v2 on top of it, over a Store: the route table
+// (routes.go), the handlers grouped by resource (jobs, update, takes,
+// queues, listing, failures, workers, stats, schedules, info), the request
+// decoding with Ocypod's checks and texts (decode*.go, values.go,
+// params.go), and the one mapping from errors to status codes (errors.go).
+// The wire format itself (router, JSON reader and writer, framework error
+// texts) is package wire.
 //
 // Handler serves every route (the local server); RouteHandler serves one
 // route (one Lambda function each). Each endpoint is an API method taking
@@ -12,6 +14,10 @@
 // writeError, the one place errors become responses. Handlers read path
 // parameters with r.PathValue, which the router sets, or which an adapter
 // may set beforehand from API Gateway's own match.
+//
+// A request that uses no extension gets Ocypod's answer byte for byte
+// (TestOcypodReplay). Extension fields and parameters answer a refusal as
+// 400 "Invalid <field>: <why>"; Ocypod's own fields keep serde's texts.
 //
 // # Deliberate differences from upstream Ocypod 0.8.0
 //
@@ -49,6 +55,9 @@
 //   - A 500 carries the generic text "Internal server error"; the cause is
 //     logged, never echoed (upstream echoed raw Redis error texts).
 //   - Queue names and tags are limited to 1024 bytes (ocypod.MaxNameLength).
+//   - ?fields= names each field once (upstream repeated a repeated name),
+//     and the paths of the extension's routes, unknown to upstream, are
+//     served (PATCH /queue/{name} among them, so that path's Allow grows).
 //
 // Two more are the store's rules, visible on the wire: a job created without
 // retry_delays inherits its queue's (upstream's did not), and

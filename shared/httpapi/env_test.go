@@ -1,10 +1,8 @@
 package httpapi
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
-	"slices"
 	"testing"
 	"time"
 
@@ -24,42 +22,37 @@ type testEnv struct {
 	h     http.Handler
 	clock *redistest.Clock
 	logs  *logRecorder
-	// snapshot returns every key of the namespace with its DUMP.
+	// snapshot renders every key of the namespace (redistest.Snapshot).
 	snapshot func(tb testing.TB) map[string]string
 }
 
 func newEnv(tb testing.TB, opts Options) *testEnv {
 	tb.Helper()
+	return newEnvWith(tb, opts, redisstore.Options{})
+}
+
+// newEnvWith is newEnv with store options (its namespace and clock are the
+// environment's).
+func newEnvWith(tb testing.TB, opts Options, so redisstore.Options) *testEnv {
+	tb.Helper()
 	rdb := redistest.Shared(tb).Client()
 	ns := redistest.Namespace(tb)
 	clock := redistest.NewClock(t0)
-	store, err := redisstore.New(rdb, redisstore.Options{Namespace: ns, Now: clock.Now})
+	so.Namespace, so.Now = ns, clock.Now
+	store, err := redisstore.New(rdb, so)
 	if err != nil {
 		tb.Fatalf("redisstore.New: %v", err)
 	}
 	logs := &logRecorder{tb: tb}
 	opts.Logger = slog.New(logs)
+	if opts.Now == nil {
+		opts.Now = clock.Now
+	}
 	api := New(store, opts)
-	// Every key of a namespace starts with "{<ns>}:" (redisstore's key
-	// layout); this is a SCAN pattern, not a key name.
-	match := "{" + ns + "}:*"
 	snapshot := func(tb testing.TB) map[string]string {
-		tb.Helper()
-		ctx := context.Background()
-		keys, err := rdb.Keys(ctx, match).Result()
-		if err != nil {
-			tb.Fatalf("KEYS %s: %v", match, err)
-		}
-		slices.Sort(keys)
-		out := make(map[string]string, len(keys))
-		for _, k := range keys {
-			d, err := rdb.Dump(ctx, k).Result()
-			if err != nil {
-				tb.Fatalf("DUMP %s: %v", k, err)
-			}
-			out[k] = d
-		}
-		return out
+		// Every key of a namespace starts with "{<ns>}:" with one
+		// partition, "{<ns>:<p>:..." with more (redisstore's layout).
+		return redistest.Snapshot(tb, rdb, "{"+ns+"}:*", "{"+ns+":*")
 	}
 	return &testEnv{api: api, h: api.Handler(), clock: clock, logs: logs, snapshot: snapshot}
 }

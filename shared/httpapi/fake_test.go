@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
 )
@@ -12,24 +13,38 @@ import (
 // set, and otherwise succeed with zero values. It records every call, so
 // tests can check that a refused request never reached the store.
 type fakeStore struct {
-	PingFunc         func(ctx context.Context) error
-	InfoFunc         func(ctx context.Context) (ocypod.ServerInfo, error)
-	ListQueuesFunc   func(ctx context.Context) ([]string, error)
-	GetQueueFunc     func(ctx context.Context, name string) (ocypod.QueueSettings, error)
-	PutQueueFunc     func(ctx context.Context, name string, s ocypod.QueueSettings) (bool, error)
-	DeleteQueueFunc  func(ctx context.Context, name string) error
-	QueueSizeFunc    func(ctx context.Context, name string) (uint64, error)
-	QueueJobIDsFunc  func(ctx context.Context, name string) (ocypod.JobIDs, error)
-	CreateJobFunc    func(ctx context.Context, queue string, spec ocypod.JobSpec) (uint64, error)
-	NextJobFunc      func(ctx context.Context, queue string) (*ocypod.NextJob, error)
-	GetJobFunc       func(ctx context.Context, id uint64) (*ocypod.Job, error)
-	JobStatusFunc    func(ctx context.Context, id uint64) (ocypod.Status, error)
-	JobOutputFunc    func(ctx context.Context, id uint64) (json.RawMessage, error)
-	SetJobOutputFunc func(ctx context.Context, id uint64, output json.RawMessage) error
-	UpdateJobFunc    func(ctx context.Context, id uint64, u ocypod.JobUpdate) error
-	HeartbeatFunc    func(ctx context.Context, id uint64) error
-	DeleteJobFunc    func(ctx context.Context, id uint64) error
-	TagJobIDsFunc    func(ctx context.Context, tag string) ([]uint64, error)
+	PingFunc           func(ctx context.Context) error
+	InfoFunc           func(ctx context.Context) (ocypod.ServerInfo, error)
+	ListQueuesFunc     func(ctx context.Context) ([]string, error)
+	GetQueueFunc       func(ctx context.Context, name string) (ocypod.QueueSettings, error)
+	PutQueueFunc       func(ctx context.Context, name string, s ocypod.QueueSettings) (bool, error)
+	PatchQueueFunc     func(ctx context.Context, name string, p ocypod.QueuePatch) error
+	DeleteQueueFunc    func(ctx context.Context, name string) error
+	QueueSizeFunc      func(ctx context.Context, name string) (uint64, error)
+	QueueJobIDsFunc    func(ctx context.Context, name string) (ocypod.JobIDs, error)
+	CreateJobFunc      func(ctx context.Context, queue string, spec ocypod.JobSpec) (ocypod.Created, error)
+	CreateJobsFunc     func(ctx context.Context, queue string, specs []ocypod.JobSpec) ([]ocypod.Created, error)
+	TakeFunc           func(ctx context.Context, req ocypod.TakeRequest) ([]ocypod.NextJob, error)
+	GetJobFunc         func(ctx context.Context, id uint64) (*ocypod.Job, error)
+	JobStatusFunc      func(ctx context.Context, id uint64) (ocypod.Status, error)
+	JobOutputFunc      func(ctx context.Context, id uint64) (json.RawMessage, error)
+	SetJobOutputFunc   func(ctx context.Context, id uint64, output json.RawMessage, attempt *uint64) error
+	UpdateJobFunc      func(ctx context.Context, id uint64, u ocypod.JobUpdate, take *ocypod.TakeRequest) (ocypod.UpdateResult, []ocypod.NextJob, error)
+	HeartbeatFunc      func(ctx context.Context, id uint64, attempt *uint64) error
+	DeleteJobFunc      func(ctx context.Context, id uint64) error
+	RetryJobFunc       func(ctx context.Context, id uint64, runAt *time.Time) (ocypod.RetryResult, error)
+	TagJobIDsFunc      func(ctx context.Context, tag string) ([]uint64, error)
+	ListJobsFunc       func(ctx context.Context, req ocypod.ListRequest) (ocypod.JobPage, error)
+	FailuresFunc       func(ctx context.Context) (map[string]uint64, error)
+	FailureJobsFunc    func(ctx context.Context, group string, limit int, cursor string) (ocypod.FailurePage, error)
+	RetryFailuresFunc  func(ctx context.Context, group string, limit int, queue string) (int, error)
+	WorkersFunc        func(ctx context.Context) ([]ocypod.Worker, error)
+	WorkerFunc         func(ctx context.Context, name string) (ocypod.WorkerJobs, error)
+	QueueStatsFunc     func(ctx context.Context, queue string, day time.Time) (ocypod.QueueStats, error)
+	PutScheduleFunc    func(ctx context.Context, s ocypod.Schedule) (bool, error)
+	GetScheduleFunc    func(ctx context.Context, queue, id string) (ocypod.Schedule, error)
+	DeleteScheduleFunc func(ctx context.Context, queue, id string) error
+	ListSchedulesFunc  func(ctx context.Context, queue string) ([]ocypod.Schedule, error)
 
 	mu    sync.Mutex
 	calls []string
@@ -90,6 +105,14 @@ func (f *fakeStore) PutQueue(ctx context.Context, name string, s ocypod.QueueSet
 	return true, nil
 }
 
+func (f *fakeStore) PatchQueue(ctx context.Context, name string, p ocypod.QueuePatch) error {
+	f.called("PatchQueue")
+	if f.PatchQueueFunc != nil {
+		return f.PatchQueueFunc(ctx, name, p)
+	}
+	return nil
+}
+
 func (f *fakeStore) DeleteQueue(ctx context.Context, name string) error {
 	f.called("DeleteQueue")
 	if f.DeleteQueueFunc != nil {
@@ -114,18 +137,30 @@ func (f *fakeStore) QueueJobIDs(ctx context.Context, name string) (ocypod.JobIDs
 	return ocypod.JobIDs{}, nil
 }
 
-func (f *fakeStore) CreateJob(ctx context.Context, queue string, spec ocypod.JobSpec) (uint64, error) {
+func (f *fakeStore) CreateJob(ctx context.Context, queue string, spec ocypod.JobSpec) (ocypod.Created, error) {
 	f.called("CreateJob")
 	if f.CreateJobFunc != nil {
 		return f.CreateJobFunc(ctx, queue, spec)
 	}
-	return 1, nil
+	return ocypod.Created{ID: 1}, nil
 }
 
-func (f *fakeStore) NextJob(ctx context.Context, queue string) (*ocypod.NextJob, error) {
-	f.called("NextJob")
-	if f.NextJobFunc != nil {
-		return f.NextJobFunc(ctx, queue)
+func (f *fakeStore) CreateJobs(ctx context.Context, queue string, specs []ocypod.JobSpec) ([]ocypod.Created, error) {
+	f.called("CreateJobs")
+	if f.CreateJobsFunc != nil {
+		return f.CreateJobsFunc(ctx, queue, specs)
+	}
+	out := make([]ocypod.Created, len(specs))
+	for i := range out {
+		out[i].ID = uint64(i + 1)
+	}
+	return out, nil
+}
+
+func (f *fakeStore) Take(ctx context.Context, req ocypod.TakeRequest) ([]ocypod.NextJob, error) {
+	f.called("Take")
+	if f.TakeFunc != nil {
+		return f.TakeFunc(ctx, req)
 	}
 	return nil, nil
 }
@@ -154,26 +189,26 @@ func (f *fakeStore) JobOutput(ctx context.Context, id uint64) (json.RawMessage, 
 	return nil, nil
 }
 
-func (f *fakeStore) SetJobOutput(ctx context.Context, id uint64, output json.RawMessage) error {
+func (f *fakeStore) SetJobOutput(ctx context.Context, id uint64, output json.RawMessage, attempt *uint64) error {
 	f.called("SetJobOutput")
 	if f.SetJobOutputFunc != nil {
-		return f.SetJobOutputFunc(ctx, id, output)
+		return f.SetJobOutputFunc(ctx, id, output, attempt)
 	}
 	return nil
 }
 
-func (f *fakeStore) UpdateJob(ctx context.Context, id uint64, u ocypod.JobUpdate) error {
+func (f *fakeStore) UpdateJob(ctx context.Context, id uint64, u ocypod.JobUpdate, take *ocypod.TakeRequest) (ocypod.UpdateResult, []ocypod.NextJob, error) {
 	f.called("UpdateJob")
 	if f.UpdateJobFunc != nil {
-		return f.UpdateJobFunc(ctx, id, u)
+		return f.UpdateJobFunc(ctx, id, u, take)
 	}
-	return nil
+	return ocypod.UpdateResult{}, nil, nil
 }
 
-func (f *fakeStore) Heartbeat(ctx context.Context, id uint64) error {
+func (f *fakeStore) Heartbeat(ctx context.Context, id uint64, attempt *uint64) error {
 	f.called("Heartbeat")
 	if f.HeartbeatFunc != nil {
-		return f.HeartbeatFunc(ctx, id)
+		return f.HeartbeatFunc(ctx, id, attempt)
 	}
 	return nil
 }
@@ -186,10 +221,106 @@ func (f *fakeStore) DeleteJob(ctx context.Context, id uint64) error {
 	return nil
 }
 
+func (f *fakeStore) RetryJob(ctx context.Context, id uint64, runAt *time.Time) (ocypod.RetryResult, error) {
+	f.called("RetryJob")
+	if f.RetryJobFunc != nil {
+		return f.RetryJobFunc(ctx, id, runAt)
+	}
+	return ocypod.RetryResult{Status: ocypod.StatusQueued}, nil
+}
+
 func (f *fakeStore) TagJobIDs(ctx context.Context, tag string) ([]uint64, error) {
 	f.called("TagJobIDs")
 	if f.TagJobIDsFunc != nil {
 		return f.TagJobIDsFunc(ctx, tag)
+	}
+	return nil, nil
+}
+
+func (f *fakeStore) ListJobs(ctx context.Context, req ocypod.ListRequest) (ocypod.JobPage, error) {
+	f.called("ListJobs")
+	if f.ListJobsFunc != nil {
+		return f.ListJobsFunc(ctx, req)
+	}
+	return ocypod.JobPage{}, nil
+}
+
+func (f *fakeStore) Failures(ctx context.Context) (map[string]uint64, error) {
+	f.called("Failures")
+	if f.FailuresFunc != nil {
+		return f.FailuresFunc(ctx)
+	}
+	return nil, nil
+}
+
+func (f *fakeStore) FailureJobs(ctx context.Context, group string, limit int, cursor string) (ocypod.FailurePage, error) {
+	f.called("FailureJobs")
+	if f.FailureJobsFunc != nil {
+		return f.FailureJobsFunc(ctx, group, limit, cursor)
+	}
+	return ocypod.FailurePage{}, nil
+}
+
+func (f *fakeStore) RetryFailures(ctx context.Context, group string, limit int, queue string) (int, error) {
+	f.called("RetryFailures")
+	if f.RetryFailuresFunc != nil {
+		return f.RetryFailuresFunc(ctx, group, limit, queue)
+	}
+	return 0, nil
+}
+
+func (f *fakeStore) Workers(ctx context.Context) ([]ocypod.Worker, error) {
+	f.called("Workers")
+	if f.WorkersFunc != nil {
+		return f.WorkersFunc(ctx)
+	}
+	return nil, nil
+}
+
+func (f *fakeStore) Worker(ctx context.Context, name string) (ocypod.WorkerJobs, error) {
+	f.called("Worker")
+	if f.WorkerFunc != nil {
+		return f.WorkerFunc(ctx, name)
+	}
+	return ocypod.WorkerJobs{}, nil
+}
+
+func (f *fakeStore) QueueStats(ctx context.Context, queue string, day time.Time) (ocypod.QueueStats, error) {
+	f.called("QueueStats")
+	if f.QueueStatsFunc != nil {
+		return f.QueueStatsFunc(ctx, queue, day)
+	}
+	return ocypod.QueueStats{}, nil
+}
+
+func (f *fakeStore) PutSchedule(ctx context.Context, s ocypod.Schedule) (bool, error) {
+	f.called("PutSchedule")
+	if f.PutScheduleFunc != nil {
+		return f.PutScheduleFunc(ctx, s)
+	}
+	return true, nil
+}
+
+func (f *fakeStore) GetSchedule(ctx context.Context, queue, id string) (ocypod.Schedule, error) {
+	f.called("GetSchedule")
+	if f.GetScheduleFunc != nil {
+		return f.GetScheduleFunc(ctx, queue, id)
+	}
+	return ocypod.Schedule{ID: id, Queue: queue, Every: ocypod.Seconds(60), Job: json.RawMessage(`{}`)}, nil
+}
+
+func (f *fakeStore) DeleteSchedule(ctx context.Context, queue, id string) error {
+	f.called("DeleteSchedule")
+	if f.DeleteScheduleFunc != nil {
+		return f.DeleteScheduleFunc(ctx, queue, id)
+	}
+	return nil
+}
+
+func (f *fakeStore) ListSchedules(ctx context.Context, queue string) ([]ocypod.Schedule, error) {
+	f.called("ListSchedules")
+	if f.ListSchedulesFunc != nil {
+		return f.ListSchedulesFunc(ctx, queue)
 	}
 	return nil, nil
 }

@@ -1,12 +1,17 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -127,5 +132,25 @@ func (l *logRecorder) lines() []string {
 		})
 		out = append(out, b.String())
 	}
+	return out
+}
+
+// equalSnapshots reports whether two snapshots of Redis hold the same keys
+// with the same values.
+func equalSnapshots(a, b map[string]string) bool { return maps.Equal(a, b) }
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// mustUnmarshal decodes JSON into v or fails tb.
+func mustUnmarshal(tb testing.TB, data []byte, v any) {
+	tb.Helper()
+	if err := json.Unmarshal(data, v); err != nil {
+		tb.Fatalf("%s: %v", data, err)
+	}
+}
+
+func sortedStrings(ss []string) []string {
+	out := slices.Clone(ss)
+	slices.SortFunc(out, func(a, b string) int { return cmp.Or(cmp.Compare(len(a), len(b)), cmp.Compare(a, b)) })
 	return out
 }

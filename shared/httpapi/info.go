@@ -1,10 +1,10 @@
 package httpapi
 
 import (
+	"github.com/ocyless/ocyless/shared/wire"
+
 	"net/http"
 	"slices"
-	"strings"
-	"unicode/utf8"
 )
 
 // health serves GET /health: 200 {"status":"healthy"} when Redis answers a
@@ -19,23 +19,24 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) error {
 	}
 	_, msg := statusOf(err)
 	a.logFailure(r, http.StatusServiceUnavailable, err)
-	b := append([]byte(`{"status":"unhealthy","error":`), appendString(nil, msg)...)
+	b := append([]byte(`{"status":"unhealthy","error":`), wire.AppendString(nil, msg)...)
 	writeJSON(w, http.StatusServiceUnavailable, append(b, '}'))
 	return nil
 }
 
-// info serves GET /info: job counts per queue and the global statistics.
+// info serves GET /info: job counts per queue and the global statistics;
+// a queue's scheduled and waiting counts only when they are not zero.
 func (a *API) info(w http.ResponseWriter, r *http.Request) error {
 	info, err := a.store.Info(r.Context())
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, appendInfo(nil, info))
+	writeJSON(w, http.StatusOK, wire.AppendInfo(nil, info))
 	return nil
 }
 
 // versionBody is the /info/version response.
-var versionBody = appendString(nil, Version)
+var versionBody = wire.AppendString(nil, Version)
 
 // version serves GET /info/version: the Ocypod API version as a JSON
 // string. It does not touch Redis.
@@ -47,16 +48,13 @@ func (a *API) version(w http.ResponseWriter, _ *http.Request) error {
 // tagJobs serves GET /tag/{name}: the ids of the jobs carrying the tag,
 // ascending; [] for an unknown tag. Any non-empty tag may be asked for.
 func (a *API) tagJobs(w http.ResponseWriter, r *http.Request) error {
-	tag := r.PathValue("name")
-	if !utf8.ValidString(tag) {
-		tag = strings.ToValidUTF8(tag, "\uFFFD")
-	}
+	tag := wire.ValidText(r.PathValue("name"))
 	ids, err := a.store.TagJobIDs(r.Context(), tag)
 	if err != nil {
 		return err
 	}
 	ids = slices.Clone(ids)
 	slices.Sort(ids)
-	writeJSON(w, http.StatusOK, appendIDs(nil, ids))
+	writeJSON(w, http.StatusOK, wire.AppendIDs(nil, ids))
 	return nil
 }

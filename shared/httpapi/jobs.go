@@ -3,24 +3,23 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
-	"slices"
-	"strings"
+	"strconv"
+	"time"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
+	"github.com/ocyless/ocyless/shared/wire"
 )
 
-// jobID parses the {id} path value (404 with upstream's text if it is not a
-// u64).
-func jobID(r *http.Request) (uint64, error) { return parseJobID(r.PathValue("id")) }
-
-// getJob serves GET /job/{id}[?fields=a,b]: the job's fields, all 17 in
-// ocypod.JobFields order, or those requested in the requested order.
+// getJob serves GET /job/{id}[?fields=a,b]: the job's fields, Ocypod's 17
+// then the extension fields it holds a non-default value of
+// (wire.DefaultJobFields), or those requested in the requested order, each
+// once.
 func (a *API) getJob(w http.ResponseWriter, r *http.Request) error {
 	id, err := jobID(r)
 	if err != nil {
 		return err
 	}
-	fields, err := parseFields(r.URL.RawQuery)
+	fields, err := parseFields(query(r))
 	if err != nil {
 		return err
 	}
@@ -31,40 +30,8 @@ func (a *API) getJob(w http.ResponseWriter, r *http.Request) error {
 	if job == nil {
 		return ocypod.JobNotFound(id)
 	}
-	writeJSON(w, http.StatusOK, appendJob(nil, job, fields))
+	writeJSON(w, http.StatusOK, wire.AppendJob(make([]byte, 0, 512), job, fields))
 	return nil
-}
-
-// parseFields reads the optional "fields" query parameter: nil when absent,
-// otherwise its comma-separated names, each one of ocypod.JobFields.
-// Upstream's query parser refused a repeated key before the names were
-// looked at.
-func parseFields(rawQuery string) ([]string, error) {
-	var value string
-	found := false
-	for _, part := range strings.Split(rawQuery, "&") {
-		if part == "" {
-			continue
-		}
-		key, val, _ := strings.Cut(part, "=")
-		if formDecode(key) != "fields" {
-			continue
-		}
-		if found {
-			return nil, badRequest("Query deserialize error: duplicate field `fields`")
-		}
-		found, value = true, formDecode(val)
-	}
-	if !found {
-		return nil, nil
-	}
-	fields := strings.Split(value, ",")
-	for _, f := range fields {
-		if !slices.Contains(ocypod.JobFields, f) {
-			return nil, badRequest("Unrecognised field: " + f)
-		}
-	}
-	return fields, nil
 }
 
 // jobStatus serves GET /job/{id}/status: the status as a JSON string.
@@ -77,7 +44,7 @@ func (a *API) jobStatus(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, appendString(nil, string(st)))
+	writeJSON(w, http.StatusOK, wire.AppendString(nil, string(st)))
 	return nil
 }
 
@@ -91,75 +58,47 @@ func (a *API) getJobOutput(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, appendRaw(nil, out))
+	writeJSON(w, http.StatusOK, wire.AppendRaw(nil, out))
 	return nil
 }
 
-// setJobOutput serves PUT /job/{id}/output: replaces a running job's output
-// with the body, any JSON value (null included). 204.
+// setJobOutput serves PUT /job/{id}/output[?attempt=n]: replaces a running
+// job's output with the body, any JSON value (null included). 204.
 func (a *API) setJobOutput(w http.ResponseWriter, r *http.Request) error {
 	id, err := jobID(r)
 	if err != nil {
 		return err
 	}
+	attempt, err := attemptParam(query(r))
+	if err != nil {
+		return err
+	}
 	doc, err := a.readJSON(r)
 	if err != nil {
 		return err
 	}
-	if err := a.store.SetJobOutput(r.Context(), id, decodeOutput(doc)); err != nil {
+	if err := a.store.SetJobOutput(r.Context(), id, decodeOutput(doc), attempt); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-// heartbeat serves PUT /job/{id}/heartbeat (body ignored). 204.
+// heartbeat serves PUT /job/{id}/heartbeat[?attempt=n] (body ignored). 204.
 func (a *API) heartbeat(w http.ResponseWriter, r *http.Request) error {
 	id, err := jobID(r)
 	if err != nil {
 		return err
 	}
-	if err := a.store.Heartbeat(r.Context(), id); err != nil {
+	attempt, err := attemptParam(query(r))
+	if err != nil {
+		return err
+	}
+	if err := a.store.Heartbeat(r.Context(), id, attempt); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
-}
-
-// updateJob serves PATCH /job/{id}: {"status":..., "output":...}, both
-// optional. 204. Even an empty update is checked against the job's
-// existence by the store.
-func (a *API) updateJob(w http.ResponseWriter, r *http.Request) error {
-	id, err := jobID(r)
-	if err != nil {
-		return err
-	}
-	doc, err := a.readJSON(r)
-	if err != nil {
-		return err
-	}
-	u, err := decodeJobUpdate(doc)
-	if err != nil {
-		return err
-	}
-	if err := a.store.UpdateJob(r.Context(), id, u); err != nil {
-		return err
-	}
-	if u.Status != nil {
-		a.log.LogAttrs(r.Context(), slog.LevelInfo, statusEvents[*u.Status], slog.Uint64("job_id", id))
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
-// statusEvents names the job event a successful status change is.
-var statusEvents = map[ocypod.Status]string{
-	ocypod.StatusQueued:    "job requeued",
-	ocypod.StatusRunning:   "job started",
-	ocypod.StatusCompleted: "job completed",
-	ocypod.StatusFailed:    "job failed",
-	ocypod.StatusTimedOut:  "job timed out",
-	ocypod.StatusCancelled: "job cancelled",
 }
 
 // deleteJob serves DELETE /job/{id}, whatever the job's state: 204, or 404
@@ -174,4 +113,107 @@ func (a *API) deleteJob(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// retryJob serves POST /job/{id}/retry with an optional {"run_at"} or
+// {"delay"}: 200 {"status","retries_attempted"}.
+func (a *API) retryJob(w http.ResponseWriter, r *http.Request) error {
+	id, err := jobID(r)
+	if err != nil {
+		return err
+	}
+	doc, err := wire.ReadOptionalJSON(r, a.opts.MaxBodySize)
+	if err != nil {
+		return err
+	}
+	runAt, err := a.decodeRunAt(doc)
+	if err != nil {
+		return err
+	}
+	res, err := a.store.RetryJob(r.Context(), id, runAt)
+	if err != nil {
+		return err
+	}
+	a.event(r, "job retried", id, slog.String("status", string(res.Status)))
+	writeJSON(w, http.StatusOK, wire.AppendRetryResult(nil, res))
+	return nil
+}
+
+// createJob serves POST /queue/{name}/job: 201 with Location: /job/<id>
+// and the new id as the body. A create whose key a pending job holds
+// (on_conflict keep or update) answers 200 with that job's id and
+// Location. The body is checked before the name.
+func (a *API) createJob(w http.ResponseWriter, r *http.Request) error {
+	doc, err := a.readJSON(r)
+	if err != nil {
+		return err
+	}
+	spec, err := decodeJobSpec(doc, &doc.Root)
+	if err != nil {
+		return err
+	}
+	name, err := queueName(r)
+	if err != nil {
+		return err
+	}
+	c, err := a.store.CreateJob(r.Context(), name, spec)
+	if err != nil {
+		return err
+	}
+	status := http.StatusCreated
+	if c.Existing {
+		status = http.StatusOK
+	} else {
+		a.event(r, "job created", c.ID, slog.String("queue", name))
+	}
+	w.Header()["Location"] = []string{"/job/" + strconv.FormatUint(c.ID, 10)}
+	writeJSON(w, status, wire.AppendUint(nil, c.ID))
+	return nil
+}
+
+// createJobs serves POST /queue/{name}/jobs: a JSON array of 1 to 1000
+// create bodies, all checked before any job is created. 201 with the ids,
+// in order.
+func (a *API) createJobs(w http.ResponseWriter, r *http.Request) error {
+	doc, err := a.readJSON(r)
+	if err != nil {
+		return err
+	}
+	specs, err := decodeJobSpecs(doc)
+	if err != nil {
+		return err
+	}
+	name, err := queueName(r)
+	if err != nil {
+		return err
+	}
+	cs, err := a.store.CreateJobs(r.Context(), name, specs)
+	if err != nil {
+		return err
+	}
+	ids := make([]uint64, len(cs))
+	for i, c := range cs {
+		ids[i] = c.ID
+		if !c.Existing {
+			a.event(r, "job created", c.ID, slog.String("queue", name))
+		}
+	}
+	writeJSON(w, http.StatusCreated, wire.AppendIDs(nil, ids))
+	return nil
+}
+
+// event logs a job event at info level: one line per job and event. It
+// hands the record to the handler itself: slog.Logger would also look up
+// the caller's program counter (runtime.Callers) for every line, which
+// only a handler with AddSource reads, and which would name this function.
+func (a *API) event(r *http.Request, msg string, id uint64, attrs ...slog.Attr) {
+	ctx := r.Context()
+	h := a.log.Handler()
+	if !h.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	rec := slog.NewRecord(time.Now(), slog.LevelInfo, msg, 0)
+	rec.AddAttrs(slog.Uint64("job_id", id))
+	rec.AddAttrs(attrs...)
+	_ = h.Handle(ctx, rec)
 }

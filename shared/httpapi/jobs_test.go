@@ -26,7 +26,7 @@ func TestGetJobShapes(t *testing.T) {
 		{"tags kept as given", `{"tags":["b","a","b","✓ ok","a/b"]}`, fullJob(`["b","a","b","✓ ok","a/b"]`, "null", "null")},
 		{"empty delays are none", `{"retry_delays":[]}`, fullJob("null", "null", "null")},
 		{"delays", `{"retry_delays":["1m","90s","1500ms"]}`, fullJob("null", "null", `["1m","1m 30s","1s"]`)},
-		{"input canonical", `{"input":{"z":{"y":1,"x":[true,null]},"a":"\u00e9\n\"","big":123456789012345678901234567890,"f":1.0e2}}`,
+		{"input wire.Canonical", `{"input":{"z":{"y":1,"x":[true,null]},"a":"\u00e9\n\"","big":123456789012345678901234567890,"f":1.0e2}}`,
 			fullJob("null", `{"a":"é\n\"","big":123456789012345678901234567890,"f":1.0e2,"z":{"x":[true,null],"y":1}}`, "null")},
 		{"input scalar", `{"input":"hello"}`, fullJob("null", `"hello"`, "null")},
 		{"input unicode", `{"input":["😀","\ud83d\ude00","\u2028","<>&"]}`, fullJob("null", "[\"😀\",\"😀\",\"\u2028\",\"<>&\"]", "null")},
@@ -67,7 +67,7 @@ func TestGetJobFields(t *testing.T) {
 	slices.Reverse(reversed)
 	tests := map[string]string{
 		"ended":                     `{"ended":false}`,
-		"id,id":                     `{"id":1,"id":1}`,
+		"id,id":                     `{"id":1}`, // each field once (Ocypod repeated it)
 		"status,queue":              `{"status":"queued","queue":"q"}`,
 		"tags,output,input":         `{"tags":[],"output":null,"input":{"k":1}}`,
 		"started_at,last_heartbeat": `{"started_at":null,"last_heartbeat":null}`,

@@ -1,25 +1,11 @@
 package httpapi
 
 import (
-	"log/slog"
 	"net/http"
 	"slices"
-	"strconv"
-	"time"
 
-	"github.com/ocyless/ocyless/shared/ocypod"
+	"github.com/ocyless/ocyless/shared/wire"
 )
-
-// queueName returns the {name} path value if it is a valid queue name. It is
-// checked before Redis is touched (upstream checked it after acquiring a
-// connection, so a bad name gave 503 while Redis was down).
-func queueName(r *http.Request) (string, error) {
-	name := r.PathValue("name")
-	if !ocypod.ValidQueueName(name) {
-		return "", ocypod.InvalidQueueName()
-	}
-	return name, nil
-}
 
 // listQueues serves GET /queue: every queue name, sorted by byte order.
 func (a *API) listQueues(w http.ResponseWriter, r *http.Request) error {
@@ -29,11 +15,12 @@ func (a *API) listQueues(w http.ResponseWriter, r *http.Request) error {
 	}
 	names = slices.Clone(names)
 	slices.Sort(names)
-	writeJSON(w, http.StatusOK, appendStrings(nil, names))
+	writeJSON(w, http.StatusOK, wire.AppendStrings(nil, names))
 	return nil
 }
 
-// getQueue serves GET /queue/{name}: the queue's settings.
+// getQueue serves GET /queue/{name}: the queue's settings, the extension
+// settings only when they differ from their defaults.
 func (a *API) getQueue(w http.ResponseWriter, r *http.Request) error {
 	name, err := queueName(r)
 	if err != nil {
@@ -43,7 +30,7 @@ func (a *API) getQueue(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, appendQueueSettings(nil, s))
+	writeJSON(w, http.StatusOK, wire.AppendQueueSettings(nil, s))
 	return nil
 }
 
@@ -76,6 +63,29 @@ func (a *API) putQueue(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// patchQueue serves PATCH /queue/{name}: merges the given settings into
+// the queue's (PUT keeps Ocypod's reset to the defaults). 204, 404 for a
+// queue that does not exist. The body is checked before the name.
+func (a *API) patchQueue(w http.ResponseWriter, r *http.Request) error {
+	doc, err := a.readJSON(r)
+	if err != nil {
+		return err
+	}
+	name, err := queueName(r)
+	if err != nil {
+		return err
+	}
+	p, err := decodeQueuePatch(doc, name)
+	if err != nil {
+		return err
+	}
+	if err := a.store.PatchQueue(r.Context(), name, p); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
 // deleteQueue serves DELETE /queue/{name}: deletes the queue and its queued
 // jobs. 204, or 404 with an empty body if there is no such queue.
 func (a *API) deleteQueue(w http.ResponseWriter, r *http.Request) error {
@@ -100,12 +110,13 @@ func (a *API) queueSize(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, appendUint(nil, n))
+	writeJSON(w, http.StatusOK, wire.AppendUint(nil, n))
 	return nil
 }
 
 // queueJobIDs serves GET /queue/{name}/job_ids: the queue's job ids grouped
-// by status, all six statuses always present.
+// by status, Ocypod's six always present, scheduled and waiting when not
+// empty.
 func (a *API) queueJobIDs(w http.ResponseWriter, r *http.Request) error {
 	name, err := queueName(r)
 	if err != nil {
@@ -115,71 +126,6 @@ func (a *API) queueJobIDs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, appendJobIDs(nil, ids))
-	return nil
-}
-
-// nextJob serves GET /queue/{name}/job: takes the oldest queued job, now
-// running, as {"id":..,"input":..}. An empty queue answers 204, after
-// Options.NextJobDelay (cut short if the client goes away).
-func (a *API) nextJob(w http.ResponseWriter, r *http.Request) error {
-	name, err := queueName(r)
-	if err != nil {
-		return err
-	}
-	job, err := a.store.NextJob(r.Context(), name)
-	if err != nil {
-		return err
-	}
-	if job == nil {
-		a.pause(r)
-		w.WriteHeader(http.StatusNoContent)
-		return nil
-	}
-	a.log.LogAttrs(r.Context(), slog.LevelInfo, "job started",
-		slog.Uint64("job_id", job.ID), slog.String("queue", name))
-	b := append([]byte(`{"id":`), strconv.FormatUint(job.ID, 10)...)
-	b = append(b, `,"input":`...)
-	b = appendRaw(b, job.Input)
-	writeJSON(w, http.StatusOK, append(b, '}'))
-	return nil
-}
-
-// pause waits Options.NextJobDelay or until the request is cancelled.
-func (a *API) pause(r *http.Request) {
-	if a.opts.NextJobDelay <= 0 {
-		return
-	}
-	t := time.NewTimer(a.opts.NextJobDelay)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-r.Context().Done():
-	}
-}
-
-// createJob serves POST /queue/{name}/job: 201 with Location: /job/<id> and
-// the new id as the body. The body is checked before the name.
-func (a *API) createJob(w http.ResponseWriter, r *http.Request) error {
-	doc, err := a.readJSON(r)
-	if err != nil {
-		return err
-	}
-	spec, err := decodeJobSpec(doc)
-	if err != nil {
-		return err
-	}
-	name, err := queueName(r)
-	if err != nil {
-		return err
-	}
-	id, err := a.store.CreateJob(r.Context(), name, spec)
-	if err != nil {
-		return err
-	}
-	a.log.LogAttrs(r.Context(), slog.LevelInfo, "job created",
-		slog.Uint64("job_id", id), slog.String("queue", name))
-	w.Header().Set("Location", "/job/"+strconv.FormatUint(id, 10))
-	writeJSON(w, http.StatusCreated, appendUint(nil, id))
+	writeJSON(w, http.StatusOK, wire.AppendJobIDs(nil, ids))
 	return nil
 }

@@ -124,6 +124,17 @@ func TestNextJobDelay(t *testing.T) {
 	if d := time.Since(start); d < delay {
 		t.Errorf("empty queue answered after %v, want at least %v", d, delay)
 	}
+	// GET /job waits as well; a take with wait= does not add the delay.
+	start = time.Now()
+	wantEmpty(t, do(env.h, http.MethodGet, "/job?queues=q", ""), http.StatusNoContent)
+	if d := time.Since(start); d < delay {
+		t.Errorf("empty GET /job answered after %v, want at least %v", d, delay)
+	}
+	start = time.Now()
+	wantEmpty(t, do(env.h, http.MethodGet, "/queue/q/job?wait=10ms", ""), http.StatusNoContent)
+	if d := time.Since(start); d >= delay {
+		t.Errorf("empty long-poll answered after %v, want its wait without the %v delay", d, delay)
+	}
 	// A job is answered at once.
 	env.seedJob(t, "q", `{}`)
 	start = time.Now()
@@ -132,7 +143,7 @@ func TestNextJobDelay(t *testing.T) {
 		t.Errorf("non-empty queue answered after %v, want no delay", d)
 	}
 	// A client that goes away cuts the delay short, and still gets a status.
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	r := newRequest(http.MethodGet, "/queue/q/job", "").WithContext(ctx)
 	time.AfterFunc(20*time.Millisecond, cancel)
 	start = time.Now()

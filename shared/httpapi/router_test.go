@@ -13,19 +13,37 @@ import (
 
 // concrete turns a route pattern into a path that matches it.
 func concrete(pattern string) string {
-	return strings.NewReplacer("{id}", "7", "{name}", "q").Replace(pattern)
+	return strings.NewReplacer("{id}", "7", "{name}", "q", "{group}", "g").Replace(pattern)
+}
+
+// sample is a valid request of rt: its path (with the query a route
+// needs) and its body.
+func sample(rt Route) (string, string) {
+	path, body := concrete(rt.Pattern), ""
+	switch rt.Name {
+	case "take-jobs":
+		path += "?queues=q"
+	case "update-job":
+		body = `{"status":"completed"}`
+	case "create-jobs":
+		body = `[{}]`
+	case "put-schedule":
+		body = `{"every":"1m","job":{}}`
+	default:
+		if rt.Method == http.MethodPut || rt.Method == http.MethodPost || rt.Method == http.MethodPatch {
+			body = "{}"
+		}
+	}
+	return path, body
 }
 
 func TestRouteTableIsServed(t *testing.T) {
 	t.Parallel()
 	h := New(&fakeStore{}, Options{}).Handler()
 	for _, rt := range Routes() {
-		body := ""
-		if rt.Method == http.MethodPut || rt.Method == http.MethodPost || rt.Method == http.MethodPatch {
-			body = "{}"
-		}
-		w := do(h, rt.Method, concrete(rt.Pattern), body)
-		if w.Code == http.StatusNotFound || w.Code == http.StatusMethodNotAllowed || w.Code >= 500 {
+		path, body := sample(rt)
+		w := do(h, rt.Method, path, body)
+		if w.Code < 200 || w.Code > 299 {
 			t.Errorf("%s %s (%s) = %d %q", rt.Method, rt.Pattern, rt.Name, w.Code, w.Body)
 		}
 	}
@@ -34,8 +52,8 @@ func TestRouteTableIsServed(t *testing.T) {
 func TestRoutesAndLogicalID(t *testing.T) {
 	t.Parallel()
 	rs := Routes()
-	if len(rs) != 19 {
-		t.Fatalf("len(Routes()) = %d, want 19", len(rs))
+	if len(rs) != 37 {
+		t.Fatalf("len(Routes()) = %d, want 37 (Ocypod's 19, the extension's 16, /openapi.json, the dashboard)", len(rs))
 	}
 	rs[0].Name = "changed"
 	if Routes()[0].Name == "changed" {
@@ -52,7 +70,7 @@ func TestUnknownPaths(t *testing.T) {
 	h := New(store, Options{}).Handler()
 	for _, path := range []string{
 		"/", "/queue/", "/queues", "/QUEUE", "/health/", "//health", "/info/", "/info/versions",
-		"/job", "/job/", "/job//status", "/job/1/status/", "/job/1/", "/job/1/foo",
+		"/job/", "/job//status", "/jobs/", "/workers/", "/failures/", "/failures//retry", "/queue/q/schedules/", "/job/1/status/", "/job/1/", "/job/1/foo",
 		"/tag", "/tag/", "/tag/a/b", "/queue/a/b/c", "/queue//job", "/queue/a//", "/./health",
 		"/health/..", "/queue/a/job/", "/job/1/output/x",
 	} {
@@ -84,8 +102,18 @@ func TestMethodNotAllowed(t *testing.T) {
 		{http.MethodPost, "/queue/q/job_ids", "GET"},
 		{http.MethodPut, "/queue/q/job", "GET, POST"},
 		{http.MethodPost, "/queue/q/size", "GET"},
-		{http.MethodPost, "/queue/q", "GET, PUT, DELETE"},
-		{http.MethodPatch, "/queue/bad%20name", "GET, PUT, DELETE"},
+		{http.MethodPost, "/queue/q", "GET, PUT, DELETE, PATCH"},
+		{http.MethodPost, "/queue/bad%20name", "GET, PUT, DELETE, PATCH"},
+		{http.MethodPost, "/job", "GET"},
+		{http.MethodDelete, "/jobs", "GET"},
+		{http.MethodPut, "/queue/q/jobs", "GET, POST"},
+		{http.MethodPost, "/queue/q/stats", "GET"},
+		{http.MethodPost, "/queue/q/schedules/s", "GET, PUT, DELETE"},
+		{http.MethodPut, "/job/1/retry", "POST"},
+		{http.MethodPut, "/failures", "GET"},
+		{http.MethodDelete, "/failures/g", "GET"},
+		{http.MethodGet, "/failures/g/retry", "POST"},
+		{http.MethodPost, "/workers/w", "GET"},
 		{http.MethodPost, "/queue", "GET"},
 		{"BREW", "/queue", "GET"},
 	}
@@ -206,7 +234,7 @@ func TestRouteHandler(t *testing.T) {
 		t.Error(`RouteHandler("no-such-route") error = nil, want an error`)
 	}
 	var got []uint64
-	store := &fakeStore{HeartbeatFunc: func(_ context.Context, id uint64) error {
+	store := &fakeStore{HeartbeatFunc: func(_ context.Context, id uint64, _ *uint64) error {
 		got = append(got, id)
 		return nil
 	}}

@@ -3,32 +3,66 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
 )
 
 // Store is what the handlers need from storage. *redisstore.Store implements
 // it. Every method returns an *ocypod.Error for refusals (missing job or
-// queue, illegal transition, Redis unavailable) carrying Ocypod's message.
+// queue, illegal transition, invalid value, Redis unavailable) carrying the
+// client's message.
 type Store interface {
 	Ping(ctx context.Context) error
 	Info(ctx context.Context) (ocypod.ServerInfo, error)
 	ListQueues(ctx context.Context) ([]string, error)
 	GetQueue(ctx context.Context, name string) (ocypod.QueueSettings, error)
 	PutQueue(ctx context.Context, name string, s ocypod.QueueSettings) (created bool, err error)
+	PatchQueue(ctx context.Context, name string, p ocypod.QueuePatch) error
 	DeleteQueue(ctx context.Context, name string) error
 	QueueSize(ctx context.Context, name string) (uint64, error)
 	QueueJobIDs(ctx context.Context, name string) (ocypod.JobIDs, error)
-	CreateJob(ctx context.Context, queue string, spec ocypod.JobSpec) (uint64, error)
-	// NextJob returns nil, nil when the queue is empty.
-	NextJob(ctx context.Context, queue string) (*ocypod.NextJob, error)
+	CreateJob(ctx context.Context, queue string, spec ocypod.JobSpec) (ocypod.Created, error)
+	CreateJobs(ctx context.Context, queue string, specs []ocypod.JobSpec) ([]ocypod.Created, error)
+	// Take returns no job and no error when none could be taken.
+	Take(ctx context.Context, req ocypod.TakeRequest) ([]ocypod.NextJob, error)
 	GetJob(ctx context.Context, id uint64) (*ocypod.Job, error)
 	JobStatus(ctx context.Context, id uint64) (ocypod.Status, error)
 	// JobOutput returns nil output for JSON null.
 	JobOutput(ctx context.Context, id uint64) (json.RawMessage, error)
-	SetJobOutput(ctx context.Context, id uint64, output json.RawMessage) error
-	UpdateJob(ctx context.Context, id uint64, u ocypod.JobUpdate) error
-	Heartbeat(ctx context.Context, id uint64) error
+	SetJobOutput(ctx context.Context, id uint64, output json.RawMessage, attempt *uint64) error
+	// UpdateJob applies a PATCH and, with take, takes jobs afterwards.
+	UpdateJob(ctx context.Context, id uint64, u ocypod.JobUpdate, take *ocypod.TakeRequest) (ocypod.UpdateResult, []ocypod.NextJob, error)
+	Heartbeat(ctx context.Context, id uint64, attempt *uint64) error
 	DeleteJob(ctx context.Context, id uint64) error
+	RetryJob(ctx context.Context, id uint64, runAt *time.Time) (ocypod.RetryResult, error)
 	TagJobIDs(ctx context.Context, tag string) ([]uint64, error)
+	JobModelStore
+}
+
+// JobModelStore is the part of Store behind the extended job model's
+// listing, failure, worker, statistics and schedule routes.
+type JobModelStore interface {
+	// ListJobs lists jobs of one queue (req.Queue) or of every queue, with
+	// filters and an opaque cursor; ocypod.Invalid for a tampered cursor.
+	ListJobs(ctx context.Context, req ocypod.ListRequest) (ocypod.JobPage, error)
+	// Failures counts the jobs failed for good by failure group.
+	Failures(ctx context.Context) (map[string]uint64, error)
+	// FailureJobs pages one failure group (an unknown group is empty).
+	FailureJobs(ctx context.Context, group string, limit int, cursor string) (ocypod.FailurePage, error)
+	// RetryFailures requeues up to limit jobs of a failure group, into
+	// queue when it is not "", and returns how many.
+	RetryFailures(ctx context.Context, group string, limit int, queue string) (int, error)
+	// Workers lists the workers seen within the worker expiry, most recent
+	// first; Worker returns one (ocypod.WorkerNotFound when unknown).
+	Workers(ctx context.Context) ([]ocypod.Worker, error)
+	Worker(ctx context.Context, name string) (ocypod.WorkerJobs, error)
+	// QueueStats returns a queue's statistics of the UTC day of day.
+	QueueStats(ctx context.Context, queue string, day time.Time) (ocypod.QueueStats, error)
+	// PutSchedule creates (created) or replaces a schedule; the rest read
+	// and delete them (ocypod.ScheduleNotFound, ocypod.QueueNotFound).
+	PutSchedule(ctx context.Context, s ocypod.Schedule) (created bool, err error)
+	GetSchedule(ctx context.Context, queue, id string) (ocypod.Schedule, error)
+	DeleteSchedule(ctx context.Context, queue, id string) error
+	ListSchedules(ctx context.Context, queue string) ([]ocypod.Schedule, error)
 }

@@ -64,7 +64,7 @@ func TestTokenShape(t *testing.T) {
 	for _, serverless := range []bool{false, true} {
 		p := New(Options{UserID: "iam-user-01", CacheName: "My-Cache", Region: "eu-west-1", Serverless: serverless,
 			Credentials: staticCreds(), Now: newClock(t0).Now})
-		tok, err := p.Token(context.Background())
+		tok, err := p.Token(t.Context())
 		if err != nil {
 			t.Fatalf("Token() error = %v", err)
 		}
@@ -154,7 +154,7 @@ func awsEscape(s string) string {
 
 func TestTokenCachedAndRefreshed(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	clk := newClock(t0)
 	cc := staticCreds()
 	p := New(Options{UserID: "u", CacheName: "c", Region: "us-east-1", Credentials: cc, Now: clk.Now})
@@ -198,13 +198,13 @@ func TestTokenRefreshedBeforeCredentialsExpire(t *testing.T) {
 	c.CanExpire, c.Expires = true, t0.Add(3*time.Minute)
 	cc := &countingCreds{creds: c}
 	p := New(Options{UserID: "u", CacheName: "c", Region: "us-east-1", Credentials: cc, Now: clk.Now})
-	first, _ := p.Token(context.Background())
+	first, _ := p.Token(t.Context())
 	clk.Add(time.Minute + 59*time.Second)
-	if tok, _ := p.Token(context.Background()); tok != first {
+	if tok, _ := p.Token(t.Context()); tok != first {
 		t.Errorf("token replaced before the credentials' margin")
 	}
 	clk.Add(time.Second)
-	if tok, _ := p.Token(context.Background()); tok == first {
+	if tok, _ := p.Token(t.Context()); tok == first {
 		t.Errorf("token kept although its credentials expire within a minute")
 	}
 }
@@ -217,7 +217,7 @@ func TestTokenConcurrent(t *testing.T) {
 	toks := make([]string, 32)
 	for i := range toks {
 		wg.Go(func() {
-			tok, err := p.Token(context.Background())
+			tok, err := p.Token(t.Context())
 			if err != nil {
 				t.Error(err)
 			}
@@ -237,7 +237,7 @@ func TestTokenConcurrent(t *testing.T) {
 
 func TestTokenErrorsHideSecrets(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	clk := newClock(t0)
 	cc := staticCreds()
 	p := New(Options{UserID: "u", CacheName: "c", Region: "us-east-1", Credentials: cc, Now: clk.Now})
@@ -294,7 +294,7 @@ func TestFromEnv(t *testing.T) {
 	if err != nil {
 		t.Fatalf("FromEnv error = %v", err)
 	}
-	tok, err := p.Token(context.Background())
+	tok, err := p.Token(t.Context())
 	if err != nil || !strings.Contains(tok, "X-Amz-Credential="+testKey+"%2F20240301%2Fap-south-1%2Felasticache%2Faws4_request") ||
 		!strings.Contains(tok, "X-Amz-Security-Token="+url.QueryEscape(testSession)) {
 		t.Errorf("FromEnv token = %q, %v", tok, err)

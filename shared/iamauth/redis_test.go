@@ -25,7 +25,7 @@ func TestRedisAuthWithToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 
 	now := time.Date(2024, 3, 1, 10, 0, 0, 0, time.UTC)

@@ -16,8 +16,9 @@
 //   - The proxy splits every payload 2.0 header on commas; here each header
 //     keeps the one value API Gateway sent, as net/http would.
 //   - A handler that writes nothing gets a 200 (net/http's behaviour), not the
-//     proxy's 504, and a panicking handler gets a 500 while the execution
-//     environment stays warm.
+//     proxy's 504, so it answers as it would on the local server (the route
+//     table's router answers a silent route 500 itself, on both paths); a
+//     panicking handler gets a 500 while the execution environment stays warm.
 //   - A named HTTP API stage is stripped from the path, so routes match with
 //     or without the $default stage.
 //

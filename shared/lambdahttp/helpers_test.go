@@ -1,7 +1,6 @@
 package lambdahttp_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -36,7 +35,7 @@ type recorder struct {
 }
 
 // pathNames are the wildcard names the tests read back.
-var pathNames = []string{"id", "name", "proxy"}
+var pathNames = []string{"id", "name", "group", "proxy"}
 
 func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
@@ -93,7 +92,7 @@ func invoke(t *testing.T, h *lambdahttp.Handler, ev any) response {
 			t.Fatal(err)
 		}
 	}
-	out, err := h.Invoke(context.Background(), payload)
+	out, err := h.Invoke(t.Context(), payload)
 	if err != nil {
 		t.Fatalf("Invoke(%.200s) = %v, want nil error", payload, err)
 	}

@@ -2,11 +2,14 @@ package lambdahttp
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/ocyless/ocyless/shared/ocypod"
 )
 
 // serve runs the wrapped handler on r, writing to w. It reports false if
@@ -59,7 +62,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func writeInternalError(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(http.StatusInternalServerError)
-	_, _ = w.Write([]byte("Internal server error"))
+	_, _ = io.WriteString(w, ocypod.InternalMessage)
 }
 
 const badRequestBody = "Bad request"

@@ -16,6 +16,7 @@ import (
 	"github.com/ocyless/ocyless/internal/deploygen"
 	"github.com/ocyless/ocyless/shared/deploytest"
 	"github.com/ocyless/ocyless/shared/httpapi"
+	"github.com/ocyless/ocyless/shared/metrics/emf"
 	"github.com/ocyless/ocyless/shared/redistest"
 )
 
@@ -263,6 +264,23 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("sweep-timeouts summary = %s (%v), want 1 job timed out", res.Body, err)
 	}
 	t.Logf("sweep-timeouts took %v: %s", time.Since(start).Round(time.Millisecond), res.Body)
+	// The invocation wrote its CloudWatch metrics to stdout, as one EMF line.
+	var emfLines []string
+	for line := range strings.SplitSeq(e.proc("timeouts").Output(), "\n") {
+		if strings.Contains(line, `"_aws"`) {
+			emfLines = append(emfLines, line)
+		}
+	}
+	if len(emfLines) != 1 {
+		t.Fatalf("sweep-timeouts wrote %d EMF lines, want 1:\n%s", len(emfLines), e.proc("timeouts").Output())
+	}
+	f := parseEMF(t, []byte(emfLines[0]+"\n"))
+	if f.values[emf.SweptJobs] != 1 || f.values[emf.SweepDurationSeconds] <= 0 || f.dims[emf.SweptJobs][emf.DimSweep] != "timeouts" {
+		t.Errorf("EMF line %s: want 1 job swept by timeouts in a positive duration", emfLines[0])
+	}
+	if age, ok := f.values[emf.OldestDueJobAgeSeconds]; !ok || age < 0 || f.dims[emf.OldestDueJobAgeSeconds][emf.DimKeyNamespace] == "" {
+		t.Errorf("EMF line %s: want OldestDueJobAgeSeconds with its KeyNamespace", emfLines[0])
+	}
 	expect(t, "GET short status", e.call("job-status", e.request("job-status", map[string]string{"id": short.Body}, "", "")),
 		http.StatusOK, `"timed_out"`)
 
@@ -329,21 +347,27 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	// A function that never touches Redis answers with the environment the
-	// template gives it: a placeholder URL, no VPC, no Redis.
+	// template gives it: a placeholder URL, no VPC, no Redis; it does not
+	// even try to reach Redis at init.
 	t.Run("no Redis", func(t *testing.T) {
-		p := deploytest.Start(t, "version-no-redis", e.bins["version"], []string{
-			"AWS_REGION=eu-west-1", "OCYPOD_REDIS_URL=" + deploygen.NoRedisURL, "OCYPOD_REDIS_IAM_USER="})
-		payload, err := os.ReadFile(filepath.Join(root, "events", "version.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := p.Invoke(t.Context(), payload, 10*time.Second)
-		if err != nil || res.IsError {
-			t.Fatalf("version: %v %s", err, res.Body)
-		}
-		var resp apiResponse
-		if err := json.Unmarshal(res.Body, &resp); err != nil || resp.StatusCode != http.StatusOK || resp.Body != `"0.8.0"` {
-			t.Errorf("version without Redis = %s, want 200 \"0.8.0\"", res.Body)
+		for name, wantPrefix := range map[string]string{"version": `"0.8.0"`, "openapi": `{"openapi":"3.1.`} {
+			p := deploytest.Start(t, name+"-no-redis", e.bins[name], []string{
+				"AWS_REGION=eu-west-1", "OCYPOD_REDIS_URL=" + deploygen.NoRedisURL, "OCYPOD_REDIS_IAM_USER="})
+			payload, err := os.ReadFile(filepath.Join(root, "events", name+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := p.Invoke(t.Context(), payload, 10*time.Second)
+			if err != nil || res.IsError {
+				t.Fatalf("%s: %v %s", name, err, res.Body)
+			}
+			var resp apiResponse
+			if err := json.Unmarshal(res.Body, &resp); err != nil || resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Body, wantPrefix) {
+				t.Errorf("%s without Redis = %.200s, want 200 %s...", name, res.Body, wantPrefix)
+			}
+			if strings.Contains(p.Output(), "Redis not reachable") {
+				t.Errorf("%s tried to reach Redis at init:\n%s", name, p.Output())
+			}
 		}
 	})
 }

@@ -4,15 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/ocyless/ocyless/shared/config"
+	"github.com/ocyless/ocyless/shared/deploytest"
 	"github.com/ocyless/ocyless/shared/lambdamain"
 	"github.com/ocyless/ocyless/shared/redisstore"
 	"github.com/ocyless/ocyless/shared/sweep"
@@ -57,31 +55,30 @@ func TestClientOptions(t *testing.T) {
 	if got := lambdamain.ClientOptions(r, 8).PoolSize; got != 5 {
 		t.Errorf("configured pool = %d, want 5", got)
 	}
-	if got := lambdamain.ClientOptions(config.Redis{}, 1).ReadTimeout; got != config.DefaultRedisTimeout {
+	if got := lambdamain.ClientOptions(config.Default().Redis, 1).ReadTimeout; got != config.DefaultRedisTimeout {
 		t.Errorf("default timeout = %v, want %v", got, config.DefaultRedisTimeout)
 	}
 }
 
+// TestReportInitError posts to the fake Runtime API that the end-to-end
+// tests run the bootstraps against.
 func TestReportInitError(t *testing.T) {
 	t.Parallel()
-	var got struct {
-		path, errType string
-		body          map[string]any
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got.path, got.errType = r.URL.Path, r.Header.Get("Lambda-Runtime-Function-Error-Type")
-		data, _ := io.ReadAll(r.Body)
-		_ = json.Unmarshal(data, &got.body)
-		w.WriteHeader(http.StatusAccepted)
-	}))
-	defer srv.Close()
-	api := strings.TrimPrefix(srv.URL, "http://")
-	if err := lambdamain.ReportInitError(t.Context(), srv.Client(), api, "configuration: bad"); err != nil {
+	rt := deploytest.NewRuntime(t)
+	if err := lambdamain.ReportInitError(t.Context(), nil, rt.Addr(), "configuration: bad"); err != nil {
 		t.Fatal(err)
 	}
-	if got.path != "/2018-06-01/runtime/init/error" || got.errType != lambdamain.InitErrorType ||
-		got.body["errorMessage"] != "configuration: bad" || got.body["errorType"] != lambdamain.InitErrorType {
-		t.Errorf("posted %+v", got)
+	select {
+	case got := <-rt.InitErrors():
+		var body map[string]any
+		if err := json.Unmarshal(got.Body, &body); err != nil {
+			t.Fatalf("init error body %q: %v", got.Body, err)
+		}
+		if got.ErrorType != lambdamain.InitErrorType || body["errorMessage"] != "configuration: bad" || body["errorType"] != lambdamain.InitErrorType {
+			t.Errorf("posted %s with error type %q", got.Body, got.ErrorType)
+		}
+	default:
+		t.Fatal("ReportInitError returned, but no init error reached the Runtime API")
 	}
 	if err := lambdamain.ReportInitError(t.Context(), nil, "", "x"); err != nil {
 		t.Errorf("without a Runtime API: %v, want nil", err)
@@ -119,6 +116,12 @@ func (f *fakeSweeps) SweepRetries(context.Context) (redisstore.SweepResult, erro
 }
 func (f *fakeSweeps) SweepExpiry(context.Context) (redisstore.SweepResult, error) {
 	return f.next("expiry")
+}
+func (f *fakeSweeps) SweepSchedules(context.Context) (redisstore.SweepResult, error) {
+	return f.next("schedules")
+}
+func (f *fakeSweeps) SweepOutbox(context.Context) (redisstore.SweepResult, error) {
+	return f.next("outbox")
 }
 
 // TestSweepHandlerPayloads: whatever the schedule delivers, the handler

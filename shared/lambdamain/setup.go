@@ -1,6 +1,7 @@
 package lambdamain
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"github.com/ocyless/ocyless/shared/config"
 	"github.com/ocyless/ocyless/shared/httpapi"
 	"github.com/ocyless/ocyless/shared/lambdahttp"
+	"github.com/ocyless/ocyless/shared/ocypod"
 	"github.com/ocyless/ocyless/shared/redisstore"
 )
 
@@ -27,16 +29,44 @@ func NewHTTPHandler(getenv func(string) (string, bool), routeName string, log *s
 	if err != nil {
 		return nil, err
 	}
-	api := httpapi.New(store, httpapi.Options{
-		MaxBodySize:  cfg.Server.MaxBodySize,
-		NextJobDelay: cfg.Server.NextJobDelay,
-		Logger:       log,
-	})
+	// The version and openapi routes never touch Redis (their functions
+	// have no network path to it).
+	if routeName != "version" && routeName != "openapi" {
+		upgrade, err := openStore(store, cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		if upgrade {
+			return nil, fmt.Errorf("namespace %q holds version-1 data: the sweepers are upgrading it (or run make migrate); this function starts once that is done", cfg.Redis.KeyNamespace)
+		}
+	}
+	opts := httpapi.ConfigOptions(cfg.Server)
+	opts.Logger = log
+	api := httpapi.New(store, opts)
 	h, err := api.RouteHandler(routeName)
 	if err != nil {
 		return nil, fmt.Errorf("route %q: %w", routeName, err)
 	}
 	return lambdahttp.New(h, log), nil
+}
+
+// openStore checks the store's Redis at init (see redisstore.Open) and
+// reports whether version-1 data waits for an upgrade. A Redis that cannot
+// be reached now is logged, not fatal: requests answer 503 until it is.
+func openStore(store *redisstore.Store, cfg config.Config, log *slog.Logger) (upgrade bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.Redis.Timeout)
+	defer cancel()
+	info, err := store.Open(ctx)
+	switch {
+	case err != nil && ocypod.ErrorKind(err) == ocypod.KindUnavailable:
+		log.Warn("Redis not reachable at init; layout not checked", slog.String("error", ocypod.RedactSecrets(err.Error())))
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("store: %w", err)
+	case info.Eviction == "":
+		log.Debug("maxmemory-policy cannot be read here: not checked (it must be noeviction)")
+	}
+	return info.Upgrade, nil
 }
 
 // setup reads the configuration and builds the store. The Redis client
@@ -59,11 +89,9 @@ func setup(getenv func(string) (string, bool), log *slog.Logger) (config.Config,
 	if err != nil {
 		return config.Config{}, nil, fmt.Errorf("redis client: %w", err)
 	}
-	store, err := redisstore.New(client, redisstore.Options{
-		Namespace:  cfg.Redis.KeyNamespace,
-		SweepBatch: cfg.Sweep.Batch,
-		Logger:     log,
-	})
+	sopts := redisstore.ConfigOptions(cfg)
+	sopts.Logger = log
+	store, err := redisstore.New(client, sopts)
 	if err != nil {
 		return config.Config{}, nil, fmt.Errorf("store: %w", err)
 	}
@@ -75,23 +103,20 @@ func setup(getenv func(string) (string, bool), log *slog.Logger) (config.Config,
 // ClientOptions returns the Redis client settings of a function that runs
 // maxConcurrency invocations at once (1 except on Lambda Managed
 // Instances): a pool of 2 per invocation unless the configuration sets
-// one, and the configured timeout for dial, read and write.
+// one, and the configured timeout for dial, read and write (a zero timeout
+// leaves redisstore.NewClient's default).
 func ClientOptions(r config.Redis, maxConcurrency int) redisstore.ClientOptions {
 	pool := r.PoolSize
 	if pool <= 0 {
 		pool = connsPerInvocation * max(maxConcurrency, 1)
 	}
-	timeout := r.Timeout
-	if timeout <= 0 {
-		timeout = config.DefaultRedisTimeout
-	}
 	return redisstore.ClientOptions{
 		URL:          r.URL,
 		ClusterMode:  r.ClusterMode,
 		PoolSize:     pool,
-		DialTimeout:  timeout,
-		ReadTimeout:  timeout,
-		WriteTimeout: timeout,
+		DialTimeout:  r.Timeout,
+		ReadTimeout:  r.Timeout,
+		WriteTimeout: r.Timeout,
 	}
 }
 

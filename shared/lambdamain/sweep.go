@@ -4,10 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
+	"os"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"github.com/ocyless/ocyless/shared/metrics/emf"
 	"github.com/ocyless/ocyless/shared/ocypod"
+	"github.com/ocyless/ocyless/shared/redisstore"
 	"github.com/ocyless/ocyless/shared/sweep"
 )
 
@@ -26,6 +32,24 @@ type SweepHandler struct {
 	Budget, Margin time.Duration
 	Now            func() time.Time // nil means time.Now
 	Log            *slog.Logger     // nil discards
+	// Upgrade, when set, converts version-1 data first, within the budget
+	// (redisstore.Store.Upgrade); the sweep runs once it is done.
+	Upgrade func(ctx context.Context, budget time.Duration) (bool, error)
+
+	// Metrics, when set, receives one CloudWatch Embedded Metric Format
+	// line per invocation (package emf); Lambda sends stdout to CloudWatch
+	// Logs, which extracts the metrics.
+	Metrics io.Writer
+	// Due reads the age of the oldest overdue work for that line; nil
+	// leaves OldestDueJobAgeSeconds out.
+	Due interface {
+		OldestDue(ctx context.Context) (time.Duration, error)
+	}
+	// KeyNamespace is the line's KeyNamespace dimension.
+	KeyNamespace string
+	// LogLevel is the function's application log level
+	// (AWS_LAMBDA_LOG_LEVEL), which the line's level must pass.
+	LogLevel string
 }
 
 // Summary is the JSON result of one sweeper invocation.
@@ -47,15 +71,33 @@ func NewSweepHandler(getenv func(string) (string, bool), kind sweep.Kind, log *s
 	if err != nil {
 		return nil, err
 	}
-	return &SweepHandler{
+	upgrade, err := openStore(store, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	ns := cfg.Redis.KeyNamespace
+	if ns == "" {
+		ns = redisstore.DefaultNamespace
+	}
+	level, _ := getenv("AWS_LAMBDA_LOG_LEVEL")
+	h := &SweepHandler{
 		Runner: sweep.Runner{Store: store, Logger: log},
 		Kind:   kind,
 		Budget: cfg.Sweep.Budget,
 		// A sweep call still running when the budget ends may take up to a
-		// Redis timeout (plus one retry) to give up.
-		Margin: max(minDeadlineMargin, 2*cfg.Redis.Timeout+time.Second),
-		Log:    log,
-	}, nil
+		// Redis timeout (plus one retry) to give up, and reading the oldest
+		// due work for the metrics up to one more.
+		Margin:       max(minDeadlineMargin, 3*cfg.Redis.Timeout+time.Second),
+		Log:          log,
+		Metrics:      os.Stdout,
+		Due:          store,
+		KeyNamespace: ns,
+		LogLevel:     level,
+	}
+	if upgrade {
+		h.Upgrade = store.Upgrade
+	}
+	return h, nil
 }
 
 // SweepBudget is how long a run started at now may keep sweeping: the
@@ -105,8 +147,23 @@ func (h *SweepHandler) Run(ctx context.Context, payload []byte) (Summary, error)
 	log.DebugContext(ctx, "sweep started", slog.String("sweep", string(h.Kind)),
 		slog.Duration("budget", budget), slog.String("source", ev.Source), slog.String("detail_type", ev.DetailType))
 
+	if h.Upgrade != nil {
+		done, err := h.Upgrade(ctx, budget)
+		if err != nil {
+			msg := ocypod.RedactSecrets(err.Error())
+			log.ErrorContext(ctx, "upgrade of version-1 data failed", slog.String("error", msg))
+			return Summary{Sweep: h.Kind, BudgetMS: budget.Milliseconds()}, errors.New(msg)
+		}
+		if !done {
+			return Summary{Sweep: h.Kind, BudgetMS: budget.Milliseconds(), ElapsedMS: now().Sub(start).Milliseconds()}, nil
+		}
+		h.Upgrade = nil
+		budget = SweepBudget(h.Budget, now(), deadline, h.Margin)
+	}
 	tot, err := h.Runner.Run(ctx, h.Kind, budget)
-	s := Summary{Sweep: h.Kind, BudgetMS: budget.Milliseconds(), ElapsedMS: now().Sub(start).Milliseconds(), Totals: tot}
+	took := now().Sub(start)
+	s := Summary{Sweep: h.Kind, BudgetMS: budget.Milliseconds(), ElapsedMS: took.Milliseconds(), Totals: tot}
+	h.writeMetrics(ctx, now, took, tot)
 	if err != nil {
 		msg := ocypod.RedactSecrets(err.Error())
 		log.ErrorContext(ctx, "sweep failed", slog.String("sweep", string(h.Kind)), slog.String("error", msg),
@@ -114,4 +171,34 @@ func (h *SweepHandler) Run(ctx context.Context, payload []byte) (Summary, error)
 		return s, errors.New(msg)
 	}
 	return s, nil
+}
+
+// writeMetrics writes the invocation's EMF line, failed runs included: the
+// sweep's duration and counts, and the age of the oldest overdue work as
+// it stands after the sweep (so a sweeper that keeps up reports about 0).
+func (h *SweepHandler) writeMetrics(ctx context.Context, now func() time.Time, took time.Duration, tot sweep.Totals) {
+	if h.Metrics == nil {
+		return
+	}
+	log := orDiscard(h.Log)
+	m := emf.Sweep{Level: h.LogLevel, KeyNamespace: h.KeyNamespace, Kind: h.Kind, Duration: took, Totals: tot}
+	if lc, ok := lambdacontext.FromContext(ctx); ok {
+		m.RequestID = lc.AwsRequestID
+	}
+	if h.Due != nil {
+		if age, err := h.Due.OldestDue(ctx); err == nil {
+			m.OldestDue = &age
+		} else {
+			log.WarnContext(ctx, "oldest due work not read; the metrics line leaves it out",
+				slog.String("sweep", string(h.Kind)), slog.String("error", ocypod.RedactSecrets(err.Error())))
+		}
+	}
+	m.Time = now()
+	line, err := m.Line()
+	if err == nil {
+		_, err = h.Metrics.Write(line)
+	}
+	if err != nil {
+		log.ErrorContext(ctx, "metrics line not written", slog.String("sweep", string(h.Kind)), slog.String("error", err.Error()))
+	}
 }

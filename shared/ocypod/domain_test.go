@@ -32,7 +32,7 @@ func TestTransitionTable(t *testing.T) {
 			}
 		}
 	}
-	if got, want := AllowedFrom(StatusCancelled), []Status{StatusQueued, StatusRunning, StatusFailed}; !reflect.DeepEqual(got, want) {
+	if got, want := AllowedFrom(StatusCancelled), []Status{StatusQueued, StatusRunning, StatusFailed, StatusScheduled, StatusWaiting}; !reflect.DeepEqual(got, want) {
 		t.Errorf("AllowedFrom(cancelled) = %v, want %v", got, want)
 	}
 	if got, want := AllowedFrom(StatusQueued), []Status{StatusFailed, StatusCancelled, StatusTimedOut}; !reflect.DeepEqual(got, want) {

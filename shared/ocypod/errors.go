@@ -35,6 +35,10 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// InternalMessage is the only text a 500 carries, whichever layer answers
+// it: causes are logged, never sent.
+const InternalMessage = "Internal server error"
+
 // ErrorKind returns the kind of err: the kind of the first *Error in its
 // chain, or KindInternal for anything else.
 func ErrorKind(err error) Kind {
@@ -52,7 +56,7 @@ func ErrorMessage(err error) string {
 	if errors.As(err, &e) {
 		return e.Message
 	}
-	return "Internal server error"
+	return InternalMessage
 }
 
 // JobNotFound is Ocypod's 404 for a missing job.
@@ -63,6 +67,17 @@ func JobNotFound(id uint64) *Error {
 // QueueNotFound is Ocypod's 404 for a missing queue.
 func QueueNotFound(name string) *Error {
 	return &Error{Kind: KindNotFound, Message: fmt.Sprintf("Queue '%s' does not exist", name)}
+}
+
+// WorkerNotFound is the 404 of a worker the registry does not know (never
+// seen, or forgotten after worker_expiry).
+func WorkerNotFound(name string) *Error {
+	return &Error{Kind: KindNotFound, Message: fmt.Sprintf("Worker '%s' does not exist", name)}
+}
+
+// ScheduleNotFound is the 404 of a missing schedule.
+func ScheduleNotFound(queue, id string) *Error {
+	return &Error{Kind: KindNotFound, Message: fmt.Sprintf("Schedule '%s' of queue '%s' does not exist", id, queue)}
 }
 
 // InvalidQueueName is Ocypod's 400 for a queue name outside [A-Za-z0-9_.-]+.
@@ -95,6 +110,30 @@ func HeartbeatNotRunning(id uint64) *Error {
 	return &Error{Kind: KindConflict, Message: fmt.Sprintf("Cannot heartbeat job %d, job is not running", id)}
 }
 
+// StaleAttempt is the 409 of a fenced change (?attempt=n) on a job whose
+// current attempt is another.
+func StaleAttempt(id, attempt uint64) *Error {
+	return &Error{Kind: KindConflict, Message: fmt.Sprintf("Job %d attempt %d is not current", id, attempt)}
+}
+
+// NotPending is the 409 of an in-place change (priority, run_at,
+// depends_on) of a job that is not pending.
+func NotPending(id uint64, st Status) *Error {
+	return &Error{Kind: KindConflict, Message: fmt.Sprintf("Job %d is %s: only queued, scheduled or waiting jobs can be changed", id, st)}
+}
+
+// KeyExists is the 409 of a create with on_conflict "error" whose key a
+// pending job holds.
+func KeyExists(key string, id uint64) *Error {
+	return &Error{Kind: KindConflict, Message: fmt.Sprintf("Job with key '%s' already exists: %d", key, id)}
+}
+
+// KeyPending is the 409 of a requeue or retry of a job whose key another
+// pending job holds.
+func KeyPending(id, other uint64) *Error {
+	return &Error{Kind: KindConflict, Message: fmt.Sprintf("Job %d cannot be requeued: job %d with the same key is pending", id, other)}
+}
+
 // Invalid is a 400 with the given message.
 func Invalid(msg string) *Error { return &Error{Kind: KindInvalid, Message: msg} }
 
@@ -115,5 +154,5 @@ func StorageFull(msg string) *Error { return &Error{Kind: KindStorageFull, Messa
 
 // Internal wraps an unexpected failure. Its message stays generic.
 func Internal(err error) *Error {
-	return &Error{Kind: KindInternal, Message: "Internal server error", Err: err}
+	return &Error{Kind: KindInternal, Message: InternalMessage, Err: err}
 }

@@ -40,11 +40,11 @@ func (bs *benchStore) seed(b *testing.B, n int, take bool) []uint64 {
 	b.Helper()
 	ids := make([]uint64, n)
 	for i := range ids {
-		id, err := bs.s.CreateJob(bs.ctx, "q", ocypod.JobSpec{Input: json.RawMessage(`{"n":1}`), Tags: []string{"bench"}})
+		c, err := bs.s.CreateJob(bs.ctx, "q", ocypod.JobSpec{Input: json.RawMessage(`{"n":1}`), Tags: []string{"bench"}})
 		if err != nil {
 			b.Fatal(err)
 		}
-		ids[i] = id
+		ids[i] = c.ID
 		if take {
 			if _, err := bs.s.NextJob(bs.ctx, "q"); err != nil {
 				b.Fatal(err)
@@ -88,7 +88,7 @@ func BenchmarkHeartbeat(b *testing.B) {
 	bs := newBench(b, redisstore.Options{})
 	id := bs.seed(b, 1, true)[0]
 	for b.Loop() {
-		if err := bs.s.Heartbeat(bs.ctx, id); err != nil {
+		if err := bs.s.Heartbeat(bs.ctx, id, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -100,7 +100,7 @@ func BenchmarkComplete(b *testing.B) {
 	st := ocypod.StatusCompleted
 	b.ResetTimer()
 	for i := range b.N {
-		if err := bs.s.UpdateJob(bs.ctx, ids[i], ocypod.JobUpdate{Status: &st}); err != nil {
+		if _, _, err := bs.s.UpdateJob(bs.ctx, ids[i], ocypod.JobUpdate{Status: &st}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -137,7 +137,7 @@ func BenchmarkSweepExpiry(b *testing.B) {
 	ids := bs.seed(b, b.N, true)
 	st := ocypod.StatusCompleted
 	for _, id := range ids {
-		if err := bs.s.UpdateJob(bs.ctx, id, ocypod.JobUpdate{Status: &st}); err != nil {
+		if _, _, err := bs.s.UpdateJob(bs.ctx, id, ocypod.JobUpdate{Status: &st}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -139,10 +140,24 @@ func (deadlineHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h deadlineHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		ctx, cancel := context.WithTimeout(ctx, h.budget)
+		ctx, cancel := context.WithTimeout(ctx, h.budget+blockTime(cmd))
 		defer cancel()
 		return next(ctx, cmd)
 	}
+}
+
+// blockTime is how long a blocking command (a long-poll's BLPOP) may wait
+// on the server, which its deadline must allow on top of the budget.
+func blockTime(cmd redis.Cmder) time.Duration {
+	if cmd.Name() != "blpop" {
+		return 0
+	}
+	args := cmd.Args()
+	secs, err := strconv.ParseFloat(fmt.Sprint(args[len(args)-1]), 64)
+	if err != nil {
+		return 0
+	}
+	return time.Duration(secs * float64(time.Second))
 }
 
 func (h deadlineHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {

@@ -87,16 +87,16 @@ func TestNewClientCluster(t *testing.T) {
 	onNode := map[int]bool{}
 	for i := 0; len(onNode) < three.Len(); i++ {
 		ns := redistest.Namespace(t)
-		onNode[three.NodeForKey(redisstore.KeysFor(ns).Queue("q"))] = true
+		onNode[three.NodeForKey(redisstore.LayoutOf(ns, 1).Key(0, "q"))] = true
 		s, err := redisstore.New(seeded, redisstore.Options{Namespace: ns})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.PutQueue(ctx, "q", ocypod.DefaultQueueSettings()); err != nil {
-			t.Fatalf("PutQueue on node %d = %v", three.NodeForKey(redisstore.KeysFor(ns).Queue("q")), err)
+			t.Fatalf("PutQueue on node %d = %v", three.NodeForKey(redisstore.LayoutOf(ns, 1).Key(0, "q")), err)
 		}
-		if id, err := s.CreateJob(ctx, "q", ocypod.JobSpec{}); err != nil || id != 1 {
-			t.Fatalf("CreateJob = %d, %v", id, err)
+		if c, err := s.CreateJob(ctx, "q", ocypod.JobSpec{}); err != nil || c.ID != 1 {
+			t.Fatalf("CreateJob = %d, %v", c.ID, err)
 		}
 	}
 	rdb = mustClient(t, redisstore.ClientOptions{URL: "rediss://cfg.example:6379", ClusterMode: true})
@@ -188,10 +188,11 @@ func TestUnavailable(t *testing.T) {
 	if _, err := down.PutQueue(ctx, "q", ocypod.DefaultQueueSettings()); err != nil {
 		t.Fatal(err)
 	}
-	id, err := idle.CreateJob(ctx, "q", ocypod.JobSpec{})
+	c, err := idle.CreateJob(ctx, "q", ocypod.JobSpec{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	id := c.ID
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -286,22 +287,25 @@ func TestOperationDeadline(t *testing.T) {
 func storeCalls(s *redisstore.Store, id uint64) map[string]func(context.Context) error {
 	st := ocypod.StatusCompleted
 	return map[string]func(context.Context) error{
-		"Ping":          s.Ping,
-		"Info":          func(ctx context.Context) error { _, err := s.Info(ctx); return err },
-		"ListQueues":    func(ctx context.Context) error { _, err := s.ListQueues(ctx); return err },
-		"GetQueue":      func(ctx context.Context) error { _, err := s.GetQueue(ctx, "q"); return err },
-		"PutQueue":      func(ctx context.Context) error { _, err := s.PutQueue(ctx, "q", ocypod.QueueSettings{}); return err },
-		"DeleteQueue":   func(ctx context.Context) error { return s.DeleteQueue(ctx, "q") },
-		"QueueSize":     func(ctx context.Context) error { _, err := s.QueueSize(ctx, "q"); return err },
-		"QueueJobIDs":   func(ctx context.Context) error { _, err := s.QueueJobIDs(ctx, "q"); return err },
-		"CreateJob":     func(ctx context.Context) error { _, err := s.CreateJob(ctx, "q", ocypod.JobSpec{}); return err },
-		"NextJob":       func(ctx context.Context) error { _, err := s.NextJob(ctx, "q"); return err },
-		"GetJob":        func(ctx context.Context) error { _, err := s.GetJob(ctx, id); return err },
-		"JobStatus":     func(ctx context.Context) error { _, err := s.JobStatus(ctx, id); return err },
-		"JobOutput":     func(ctx context.Context) error { _, err := s.JobOutput(ctx, id); return err },
-		"SetJobOutput":  func(ctx context.Context) error { return s.SetJobOutput(ctx, id, nil) },
-		"UpdateJob":     func(ctx context.Context) error { return s.UpdateJob(ctx, id, ocypod.JobUpdate{Status: &st}) },
-		"Heartbeat":     func(ctx context.Context) error { return s.Heartbeat(ctx, id) },
+		"Ping":         s.Ping,
+		"Info":         func(ctx context.Context) error { _, err := s.Info(ctx); return err },
+		"ListQueues":   func(ctx context.Context) error { _, err := s.ListQueues(ctx); return err },
+		"GetQueue":     func(ctx context.Context) error { _, err := s.GetQueue(ctx, "q"); return err },
+		"PutQueue":     func(ctx context.Context) error { _, err := s.PutQueue(ctx, "q", ocypod.QueueSettings{}); return err },
+		"DeleteQueue":  func(ctx context.Context) error { return s.DeleteQueue(ctx, "q") },
+		"QueueSize":    func(ctx context.Context) error { _, err := s.QueueSize(ctx, "q"); return err },
+		"QueueJobIDs":  func(ctx context.Context) error { _, err := s.QueueJobIDs(ctx, "q"); return err },
+		"CreateJob":    func(ctx context.Context) error { _, err := s.CreateJob(ctx, "q", ocypod.JobSpec{}); return err },
+		"NextJob":      func(ctx context.Context) error { _, err := s.NextJob(ctx, "q"); return err },
+		"GetJob":       func(ctx context.Context) error { _, err := s.GetJob(ctx, id); return err },
+		"JobStatus":    func(ctx context.Context) error { _, err := s.JobStatus(ctx, id); return err },
+		"JobOutput":    func(ctx context.Context) error { _, err := s.JobOutput(ctx, id); return err },
+		"SetJobOutput": func(ctx context.Context) error { return s.SetJobOutput(ctx, id, nil, nil) },
+		"UpdateJob": func(ctx context.Context) error {
+			_, _, err := s.UpdateJob(ctx, id, ocypod.JobUpdate{Status: &st}, nil)
+			return err
+		},
+		"Heartbeat":     func(ctx context.Context) error { return s.Heartbeat(ctx, id, nil) },
 		"DeleteJob":     func(ctx context.Context) error { return s.DeleteJob(ctx, id) },
 		"TagJobIDs":     func(ctx context.Context) error { _, err := s.TagJobIDs(ctx, "t"); return err },
 		"SweepTimeouts": func(ctx context.Context) error { _, err := s.SweepTimeouts(ctx); return err },
@@ -330,7 +334,7 @@ func TestNewValidatesNamespace(t *testing.T) {
 	if _, err := s.PutQueue(t.Context(), "q", ocypod.QueueSettings{}); err != nil {
 		t.Fatal(err)
 	}
-	if n := rdb.Exists(t.Context(), redisstore.KeysFor("ocypod").Queue("q")).Val(); n != 1 {
-		t.Fatalf("the default namespace did not write %s", redisstore.KeysFor("ocypod").Queue("q"))
+	if n := rdb.HExists(t.Context(), "{ocypod}:q", "q").Val(); !n {
+		t.Fatalf("the default namespace did not write {ocypod}:q")
 	}
 }

@@ -17,7 +17,7 @@ import (
 func TestConcurrentDrain(t *testing.T) {
 	t.Parallel()
 	const workers, jobs = 50, 2000
-	h := newHarness(t, redistest.Shared(t).Client(), redisstore.Options{})
+	h := newHarness(t, redistest.Shared(t).Client(), 1, redisstore.Options{})
 	h.putQueue("q", settings(300, 0, 300, 0))
 	want := map[uint64]string{}
 	for i := range jobs {
@@ -61,7 +61,7 @@ func TestConcurrentDrain(t *testing.T) {
 				mu.Lock()
 				delivered[j.ID]++
 				mu.Unlock()
-				if err := h.s.UpdateJob(ctx, j.ID, ocypod.JobUpdate{Status: status(ocypod.StatusCompleted)}); err != nil {
+				if _, _, err := h.s.UpdateJob(ctx, j.ID, ocypod.JobUpdate{Status: status(ocypod.StatusCompleted)}, nil); err != nil {
 					t.Error(err)
 					return
 				}

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -10,35 +11,64 @@ import (
 	"github.com/ocyless/ocyless/shared/redisstore"
 )
 
+// setMeta rewrites a job's stored metadata through fn (test setup only).
+func (h *harness) setMeta(id uint64, fn func(m map[string]any)) {
+	h.t.Helper()
+	key, sid := h.lay.Key(h.lay.PartitionOf(id), "j"), strconv.FormatUint(id, 10)
+	var m map[string]any
+	if err := json.Unmarshal([]byte(h.rdb.HGet(h.ctx, key, sid).Val()), &m); err != nil {
+		h.t.Fatal(err)
+	}
+	fn(m)
+	b, _ := json.Marshal(m)
+	h.do("HSET", key, sid, string(b))
+}
+
+// partKey is the key called name of job id's partition.
+func (h *harness) partKey(id uint64, name string) string {
+	return h.lay.Key(h.lay.PartitionOf(id), name)
+}
+
 var corruptCases = []conformanceCase{
 	{name: "corrupt job fields", run: func(t *testing.T, h *harness) {
 		h.skipInvariants = true
 		h.putQueue("q", settings(0, 0, 60, 0))
-		for _, tc := range []struct{ field, value string }{
-			{"created_at", "yesterday"},
-			{"started_at", "1.5"},
-			{"timeout", "-1"},
-			{"retries", "many"},
-			{"input", "{"},
-			{"output", "nope"},
-			{"tags", "x"},
-			{"tags", `{"a":1}`},
-			{"retry_delays", "[1"},
-			{"retry_delays", `["forever"]`},
+		for _, tc := range []struct {
+			field string // a metadata field, or the input/output hashes
+			value any
+		}{
+			{"c", "yesterday"},
+			{"b", "1.5"},
+			{"t", "-1"},
+			{"r", "many"},
+			{"g", "x"},
+			{"g", `{"a":1}`},
+			{"d", "[1"},
+			{"d", `["forever"]`},
+			{"inp", "{"},
+			{"out", "nope"},
 		} {
 			id := seedStatus(h, "q", ocypod.StatusRunning, ocypod.JobSpec{Input: json.RawMessage(`1`)})
-			h.do("HSET", h.keys.Job(id), tc.field, tc.value)
-			_, err := h.s.GetJob(h.ctx, id)
-			wantKind(t, "GetJob with "+tc.field+"="+tc.value, err, ocypod.KindInternal, "")
-			// Operations that do not read the field still work.
-			if st, err := h.s.JobStatus(h.ctx, id); err != nil || st != ocypod.StatusRunning {
-				t.Fatalf("JobStatus = %s, %v", st, err)
+			switch tc.field {
+			case "inp", "out":
+				h.do("HSET", h.partKey(id, tc.field), strconv.FormatUint(id, 10), tc.value)
+			default:
+				h.setMeta(id, func(m map[string]any) { m[tc.field] = tc.value })
 			}
-			if tc.field == "output" {
+			what := "GetJob with " + tc.field + "=" + tc.value.(string)
+			_, err := h.s.GetJob(h.ctx, id)
+			wantKind(t, what, err, ocypod.KindInternal, "")
+			// Operations that do not read the field still work.
+			if tc.field != "inp" && tc.field != "out" {
+				if st, err := h.s.JobStatus(h.ctx, id); err == nil && st != ocypod.StatusRunning {
+					t.Fatalf("JobStatus = %s", st)
+				}
+			}
+			if tc.field == "out" {
 				_, err := h.s.JobOutput(h.ctx, id)
 				wantKind(t, "JobOutput", err, ocypod.KindInternal, "")
 			}
-			if err := h.s.Heartbeat(h.ctx, id); err != nil {
+			if err := h.s.Heartbeat(h.ctx, id, nil); err != nil {
 				t.Fatalf("Heartbeat = %v", err)
 			}
 			h.setStatus(id, ocypod.StatusFailed)
@@ -47,125 +77,100 @@ var corruptCases = []conformanceCase{
 			}
 		}
 
-		// A bad status.
+		// A bad status: the job is unreadable, to the scripts too.
 		id := seedStatus(h, "q", ocypod.StatusRunning, ocypod.JobSpec{})
-		h.do("HSET", h.keys.Job(id), "status", "bogus")
+		h.setMeta(id, func(m map[string]any) { m["s"] = "bogus" })
 		_, err := h.s.GetJob(h.ctx, id)
 		wantKind(t, "GetJob(bogus status)", err, ocypod.KindInternal, "")
 		_, err = h.s.JobStatus(h.ctx, id)
 		wantKind(t, "JobStatus(bogus status)", err, ocypod.KindInternal, "")
-		err = h.s.UpdateJob(h.ctx, id, ocypod.JobUpdate{Status: status(ocypod.StatusCancelled)})
+		_, _, err = h.s.UpdateJob(h.ctx, id, ocypod.JobUpdate{Status: status(ocypod.StatusCancelled)}, nil)
 		wantKind(t, "UpdateJob(bogus status)", err, ocypod.KindInternal, "")
-		wantKind(t, "Heartbeat(bogus status)", h.s.Heartbeat(h.ctx, id), ocypod.KindConflict, "")
+		wantKind(t, "Heartbeat(bogus status)", h.s.Heartbeat(h.ctx, id, nil), ocypod.KindInternal, "")
 		if err := h.s.DeleteJob(h.ctx, id); err != nil {
 			t.Fatalf("DeleteJob(bogus status) = %v", err)
 		}
-
-		// Missing fields read as zero; without a status there is no job.
-		id = seedStatus(h, "q", ocypod.StatusRunning, ocypod.JobSpec{Input: json.RawMessage(`7`)})
-		h.do("HDEL", h.keys.Job(id), "id", "queue", "created_at", "timeout", "heartbeat_timeout",
-			"expires_after", "retries", "retries_attempted", "started_at")
-		j := h.job(id)
-		if want := (ocypod.Job{ID: id, Status: ocypod.StatusRunning, Input: json.RawMessage(`7`)}); !jobEqual(j, &want) {
-			t.Fatalf("GetJob(stripped) = %+v, want %+v", j, want)
-		}
-		err = h.s.UpdateJob(h.ctx, id, ocypod.JobUpdate{Status: status(ocypod.StatusCompleted)})
-		wantKind(t, "UpdateJob(no queue)", err, ocypod.KindInternal, "")
-		h.do("HDEL", h.keys.Job(id), "status")
-		msg := ocypod.JobNotFound(id).Message
 		_, err = h.s.GetJob(h.ctx, id)
-		wantKind(t, "GetJob(no status)", err, ocypod.KindNotFound, msg)
-		_, err = h.s.JobStatus(h.ctx, id)
-		wantKind(t, "JobStatus(no status)", err, ocypod.KindNotFound, msg)
-		_, err = h.s.JobOutput(h.ctx, id)
-		wantKind(t, "JobOutput(no status)", err, ocypod.KindNotFound, msg)
-		wantKind(t, "Heartbeat(no status)", h.s.Heartbeat(h.ctx, id), ocypod.KindNotFound, msg)
-		wantKind(t, "UpdateJob(no status)", h.s.UpdateJob(h.ctx, id, ocypod.JobUpdate{}), ocypod.KindNotFound, msg)
+		wantKind(t, "GetJob(deleted)", err, ocypod.KindNotFound, ocypod.JobNotFound(id).Message)
+
+		// Not JSON at all.
+		id = seedStatus(h, "q", ocypod.StatusQueued, ocypod.JobSpec{})
+		h.do("HSET", h.partKey(id, "j"), strconv.FormatUint(id, 10), "garbage")
+		_, err = h.s.GetJob(h.ctx, id)
+		wantKind(t, "GetJob(garbage)", err, ocypod.KindInternal, "")
+		_, _, err = h.s.UpdateJob(h.ctx, id, ocypod.JobUpdate{}, nil)
+		wantKind(t, "UpdateJob(garbage)", err, ocypod.KindInternal, "")
 		if err := h.s.DeleteJob(h.ctx, id); err != nil {
-			t.Fatalf("DeleteJob(no status) = %v", err)
+			t.Fatalf("DeleteJob(garbage) = %v", err)
 		}
-		if n := h.rdb.Exists(h.ctx, h.keys.Job(id)).Val(); n != 0 {
-			t.Fatalf("DeleteJob left the hash")
+		if n := h.rdb.HExists(h.ctx, h.partKey(id, "j"), strconv.FormatUint(id, 10)).Val(); n {
+			t.Fatalf("DeleteJob left the metadata")
 		}
 	}},
 	{name: "corrupt indexes", opts: redisstore.Options{InlineSweep: -1}, run: func(t *testing.T, h *harness) {
 		h.skipInvariants = true
-		h.putQueue("q", settings(1, 0, 1, 1))
+		h.putQueue("q", settings(1, 0, 1, 1, 10))
 		run := []uint64{
-			seedStatus(h, "q", ocypod.StatusRunning, ocypod.JobSpec{}), // hash deleted
+			seedStatus(h, "q", ocypod.StatusRunning, ocypod.JobSpec{}), // metadata deleted
 			seedStatus(h, "q", ocypod.StatusRunning, ocypod.JobSpec{}), // no queue field
-			seedStatus(h, "q", ocypod.StatusRunning, ocypod.JobSpec{}), // not a hash
+			seedStatus(h, "q", ocypod.StatusRunning, ocypod.JobSpec{}), // not JSON
 			seedStatus(h, "q", ocypod.StatusRunning, ocypod.JobSpec{}), // healthy
 		}
-		h.do("DEL", h.keys.Job(run[0]))
-		h.do("HDEL", h.keys.Job(run[1]), "queue")
-		h.do("DEL", h.keys.Job(run[2]))
-		h.do("SET", h.keys.Job(run[2]), "garbage")
-		h.do("ZADD", h.keys.Running(), 0, "999")
+		h.do("HDEL", h.partKey(run[0], "j"), strconv.FormatUint(run[0], 10))
+		h.setMeta(run[1], func(m map[string]any) { delete(m, "q") })
+		h.do("HSET", h.partKey(run[2], "j"), strconv.FormatUint(run[2], 10), "garbage")
+		h.do("ZADD", h.lay.Key(0, "run"), 0, "999")
 		h.clock.Advance(2 * time.Second)
 		r := h.sweepTimeouts()
 		slices.Sort(r.Dropped)
-		wantSweep(t, "SweepTimeouts", r, redisstore.SweepResult{TimedOut: []uint64{run[3]}, Dropped: []uint64{run[0], run[1], run[2], 999}})
-		if ids := h.queueIDs("q").Running; len(ids) != 1 || ids[0] != run[1] {
-			t.Errorf("running ids = %v, want only the job without a queue field (its queue is unknown)", ids)
-		}
+		want := []uint64{run[0], run[1], run[2], 999}
+		slices.Sort(want)
+		wantSweep(t, "SweepTimeouts", r, redisstore.SweepResult{TimedOut: []uint64{run[3]}, Dropped: want})
 
 		fail := []uint64{
-			seedStatus(h, "q", ocypod.StatusFailed, ocypod.JobSpec{}), // hash deleted
+			seedStatus(h, "q", ocypod.StatusFailed, ocypod.JobSpec{}), // metadata deleted
 			seedStatus(h, "q", ocypod.StatusFailed, ocypod.JobSpec{}), // garbage delays: no delay
-			seedStatus(h, "q", ocypod.StatusFailed, ocypod.JobSpec{}), // status changed behind our back
+			seedStatus(h, "q", ocypod.StatusFailed, ocypod.JobSpec{}), // no retry due any more
 		}
-		h.do("DEL", h.keys.Job(fail[0]))
-		h.do("HSET", h.keys.Job(fail[1]), "retry_delays", "{{")
-		h.do("HSET", h.keys.Job(fail[2]), "status", "completed")
+		h.do("HDEL", h.partKey(fail[0], "j"), strconv.FormatUint(fail[0], 10))
+		h.setMeta(fail[1], func(m map[string]any) { m["d"] = "{{" })
+		h.setMeta(fail[2], func(m map[string]any) { delete(m, "u") })
+		h.clock.Advance(20 * time.Second)
 		r = h.sweepRetries()
 		slices.Sort(r.Dropped)
 		slices.Sort(r.Retried)
-		wantSweep(t, "SweepRetries", r, redisstore.SweepResult{Retried: []uint64{run[3], fail[1]}, Dropped: []uint64{fail[0], fail[2]}})
+		wantR := []uint64{run[3], fail[1]}
+		slices.Sort(wantR)
+		wantD := []uint64{fail[0], fail[2]}
+		slices.Sort(wantD)
+		wantSweep(t, "SweepRetries", r, redisstore.SweepResult{Retried: wantR, Dropped: wantD})
 
 		done := seedStatus(h, "q", ocypod.StatusCompleted, ocypod.JobSpec{})
 		gone := seedStatus(h, "q", ocypod.StatusCompleted, ocypod.JobSpec{})
-		h.do("DEL", h.keys.Job(gone))
-		h.do("HSET", h.keys.Job(done), "ended_at", "soon")
+		h.do("HDEL", h.partKey(gone, "j"), strconv.FormatUint(gone, 10))
+		h.setMeta(done, func(m map[string]any) { m["f"] = "soon" })
 		h.clock.Advance(time.Hour)
 		r = h.sweepExpiry()
 		wantSweep(t, "SweepExpiry", r, redisstore.SweepResult{Expired: []uint64{done}, Dropped: []uint64{gone}})
-		// Every vanished job has left the queue's indexes.
-		ids := h.queueIDs("q")
-		for _, id := range []uint64{run[0], run[2], fail[0], gone} {
-			for _, l := range [][]uint64{ids.Queued, ids.Running, ids.Failed, ids.Completed, ids.Cancelled, ids.TimedOut} {
-				if slices.Contains(l, id) {
-					t.Errorf("vanished job %d still listed: %+v", id, ids)
-				}
-			}
-		}
 	}},
 	{name: "corrupt queue and stats", run: func(t *testing.T, h *harness) {
 		h.skipInvariants = true
 		h.putQueue("q", ocypod.DefaultQueueSettings())
-		h.do("HSET", h.keys.Queue("q"), "timeout", "soon")
+		home := h.lay.Home("q")
+		h.do("HSET", h.lay.Key(home, "q"), "q", `{"t":"soon","o":0}`)
 		_, err := h.s.GetQueue(h.ctx, "q")
 		wantKind(t, "GetQueue(bad timeout)", err, ocypod.KindInternal, "")
+		h.do("HSET", h.lay.Key(home, "q"), "q", `{"t":"60","o":0}`)
 		id := h.create("q", ocypod.JobSpec{})
-		_, err = h.s.GetJob(h.ctx, id)
-		wantKind(t, "GetJob(inherited bad timeout)", err, ocypod.KindInternal, "")
-		h.take("q", id) // a bad timeout reads as none
-		h.do("HSET", h.keys.Stats(), "created", "lots")
+		h.take("q", id)
+		h.do("HSET", h.lay.Key(0, "tot"), "created", "lots")
 		_, err = h.s.Info(h.ctx)
 		wantKind(t, "Info(bad counter)", err, ocypod.KindInternal, "")
-		h.do("DEL", h.keys.Queue("q"))
-		h.do("SET", h.keys.Queue("q"), "x")
+		h.do("HSET", h.lay.Key(home, "q"), "q", "x")
 		_, err = h.s.GetQueue(h.ctx, "q")
-		wantKind(t, "GetQueue(wrong type)", err, ocypod.KindInternal, "")
-		h.do("ZADD", h.keys.Tag("t"), 1, "not-an-id")
+		wantKind(t, "GetQueue(not JSON)", err, ocypod.KindInternal, "")
+		h.do("ZADD", h.lay.Key(0, "tag"), 0, "t not-an-id")
 		_, err = h.s.TagJobIDs(h.ctx, "t")
 		wantKind(t, "TagJobIDs(bad member)", err, ocypod.KindInternal, "")
 	}},
-}
-
-// jobEqual compares jobs field by field (reflect.DeepEqual on pointers).
-func jobEqual(a, b *ocypod.Job) bool {
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
-	return string(ja) == string(jb)
 }

@@ -1,132 +1,138 @@
-// Package redisstore is the Ocypod job store on Redis: the only package that
-// talks to Redis. It implements httpapi.Store and the three sweeps the
-// scheduled Lambdas and the local server run.
+// Package redisstore is the job store on Redis: the only package that talks
+// to Redis. It implements httpapi.Store, the sweeps the scheduled Lambdas
+// and the local server run, the upgrade of a version-1 namespace and the
+// import of an Ocypod database.
 //
-// # One round trip per operation
+// # Partitions
 //
-// Every state change is one Lua script (scripts/<op>.lua, embedded), run
-// with EVALSHA (go-redis falls back to EVAL on NOSCRIPT): atomic, with no
-// WATCH/MULTI retry loop and no intermediate list a crash could strand a job
-// in. Reads that are one command (HGETALL of a job or queue, HGET status,
-// HMGET output, SMEMBERS queues, ZRANGE of a tag, PING) are plain commands;
-// reads that need several keys (queue size, job ids, info) are scripts too.
-// The time comes from Options.Now and travels in ARGV; no script calls TIME.
+// A namespace's data lives in P partitions (Options.Partitions, 1 to 1024,
+// fixed once data exists: Open refuses another value and says why). Every
+// key of partition p starts with the hash tag "{<tag>}:", so a partition is
+// one cluster slot: with P = 1 the tag is the namespace itself ("{ns}:j"),
+// as in version 1; with more, partition p's tag is "<ns>:<p>:<n>" with n
+// chosen so that the P slots fall in P equal slices of the slot range, so a
+// cluster whose slots are split evenly gives each shard its share
+// (partition.go). Job ids carry their partition: id = seq*P + p, seq being
+// the partition's counter, so with P = 1 ids are 1, 2, 3...; they stay below
+// 2^53 (a JSON number any client reads exactly).
 //
-// scripts/lib.lua holds the helpers every script shares (key builders,
-// result codes, score arithmetic, the state moves and sweep steps); it is
-// prepended to each script's source when the package loads (scripts.go), so
-// each script is self-contained on the server. Script inventory:
+// A queue lives in its home partition (a hash of its name) unless PATCH
+// shards = K spreads it: its settings are copied to K partitions, creates
+// pick one at random (a job key always the same one), takes try them from
+// a random one on. Shard i is home + the i-th of 0..P-1 in bit-reversed
+// order, so a queue's first shards lie on different nodes. Each shard is
+// FIFO; across shards, order is best effort. Per-queue limits (concurrency,
+// rate) are split between the shards.
 //
-//	put_queue       PutQueue                create or replace settings, register
-//	delete_queue    DeleteQueue             settings, pending set, queued jobs, registry
-//	queue_size      QueueSize               existence check + ZCARD (read-only)
-//	queue_job_ids   QueueJobIDs             existence check + 6 ZRANGEs (read-only)
-//	create_job      CreateJob               inherit settings, INCR id, hash, pending, tags
-//	next_job        NextJob                 inline sweep, ZPOPMIN, mark running
-//	update_job      UpdateJob               output and/or transition (table passed from Go)
-//	set_job_output  SetJobOutput            output of a running job
-//	heartbeat       Heartbeat               last_heartbeat, new running deadline
-//	delete_job      DeleteJob               hash and every index entry
-//	info            Info                    per-queue ZCARDs + stats (read-only)
-//	sweep_timeouts  SweepTimeouts           due running jobs -> timed_out
-//	sweep_retries   SweepRetries            due failed jobs -> queued (or abandoned)
-//	sweep_expiry    SweepExpiry             due ended jobs -> deleted
+// An operation on one job or one queue is one script on one partition: one
+// round trip. Reads across partitions (/info, /queue, a tag, job_ids,
+// listings, failures, workers) send one call per partition in one pipelined
+// round. Sweeps walk every partition within their time budget.
 //
-// # Key layout
+// # Scripts
 //
-// Every key starts with the hash tag "{<ns>}:" (ns = Options.Namespace, or
-// "ocypod"), so all keys of a namespace live in one cluster slot and every
-// script is legal on Redis Cluster, ElastiCache cluster mode and ElastiCache
-// Serverless. The namespace is restricted to [A-Za-z0-9_.-]{1,64}, so it can
-// never close its tag early. Scripts receive one real key in KEYS[1] (for
-// routing) and the prefix in ARGV[1]; the keys they cannot know in advance
-// are built in Lua with the same patterns as keys.go (a test compares them).
-// Layout (this is not Ocypod's layout; sharing a database with the Rust
-// server is not a goal):
+// Every change is one Lua script (scripts/<op>.lua), atomic, with no
+// WATCH/MULTI loop and no intermediate list a crash could strand a job in.
+// scripts/lib.lua holds the shared helpers: the status codes, the job
+// record's short field names, attach/detach (every index entry of a job
+// follows from its metadata alone), the transitions, the table-driven sweep
+// steps. scripts.go composes each script from the helpers it uses, and
+// finds every key it names (K.<name>): those, all of one partition, are
+// exactly the keys it is given in KEYS, so no script builds a key name and
+// every script is legal on Redis Cluster and ElastiCache Serverless. A
+// call's arguments are one JSON object (A: now, ms, p, P and the
+// operation's own); replies are one JSON object with named fields.
 //
-//	{ns}:queues                 SET   registered queue names
-//	{ns}:queue:<name>           HASH  timeout, heartbeat_timeout, expires_after (whole
-//	                                  seconds), retries, retry_delays (JSON array of
-//	                                  whole seconds, absent when empty)
-//	{ns}:queue:<name>:jobs      ZSET  pending job ids -> sequence number ({ns}:seq):
-//	                                  FIFO, requeues go to the back; taken with ZPOPMIN
-//	{ns}:queue:<name>:<status>  ZSET  job id -> id, for status running, failed,
-//	                                  completed, cancelled, timed_out: job ids and
-//	                                  O(1) counts per queue and status
-//	{ns}:jobqueues              SET   names of queues (registered or deleted) that have
-//	                                  jobs, so /info shows deleted queues with jobs
-//	{ns}:seq                    STRING pending-order counter
-//	{ns}:job_id                 STRING job id counter (first id 1, never reused)
-//	{ns}:job:<id>               HASH  the job (fields below)
-//	{ns}:running                ZSET  running id -> deadline ms, +inf without timeouts
-//	{ns}:failed                 ZSET  failed/timed_out id -> retry due time ms
-//	{ns}:ended                  ZSET  ended id -> expiry time ms, +inf for never
-//	{ns}:tag:<tag>              ZSET  job id -> id (any tag text; the hash tag is the
-//	                                  first {...}, always the namespace's)
-//	{ns}:stats                  HASH  created, completed, retried, failed, timed_out,
-//	                                  cancelled
+// Where the server has Redis Functions (Redis 7, Valkey) every script is a
+// function of one library, loaded once, named after the hash of its code,
+// so two versions of the store on one Redis never call each other's code;
+// elsewhere (miniredis, and ElastiCache Serverless unless configured
+// otherwise) the same code runs through EVALSHA (Options.Scripts). The time
+// comes from Options.Now and travels in A; no script calls TIME.
 //
-// Job hash fields: id, queue, status, created_at, timeout, heartbeat_timeout,
-// expires_after (whole seconds), retries, retries_attempted, input (compact
-// JSON, absent for none), tags (JSON array, absent when created without),
-// retry_delays (JSON array of whole seconds, absent for none), started_at,
-// ended_at, last_heartbeat, output (absent until set), abandoned ("1" when an
-// automatic retry found the queue deleted). Timestamps are integer
-// microseconds since the epoch, as decimal strings (Lua numbers lose digits
-// when passed to redis.call, so the scripts pass them through as strings).
-// A hash without a status field is treated as no job.
+//	create_job   CreateJob, CreateJobs      one or a batch; keys, dependencies
+//	take         Take, NextJob              inline timeouts, due jobs, limits
+//	update_job   UpdateJob                  transitions, in-place changes, + take
+//	heartbeat    Heartbeat                  fenced by attempt
+//	set_output   SetJobOutput               fenced by attempt
+//	get_job      GetJob, GetJobParts        metadata + the parts asked for
+//	retry_job    RetryJob                   POST /job/{id}/retry
+//	delete_job   DeleteJob                  the job and every index entry
+//	put_queue    PutQueue                   Ocypod settings; shard copies
+//	patch_queue  PatchQueue                 extension settings, shards
+//	delete_queue DeleteQueue                settings at once, pending jobs in slices
+//	drop_queue   (sweeps)                   the next slice of a deleted queue
+//	queue_jobs   QueueSize, QueueJobIDs     one partition's share
+//	info         Info, ListQueues           one partition's counts
+//	list         ListJobs, FailureJobs      one partition's page (signed cursors)
+//	retry_group  RetryFailures              requeue a failure group's jobs
+//	workers      Workers, Worker            the worker registry
+//	schedule     Put/Get/DeleteSchedule...  recurring jobs; due ones create jobs
+//	sweep        Sweep*                     timeouts, due jobs, expiry
+//	apply        (outbox)                   an effect from another partition
+//	upgrade      Upgrade                    version-1 data, a batch at a time
+//	import       Import                     an Ocypod 0.8 database, a batch at a time
 //
-// Every job is in exactly one place for its status: queued in its queue's
-// pending set; running in {ns}:running; failed/timed_out in {ns}:failed
-// while a retry is pending, else in {ns}:ended; completed/cancelled in
-// {ns}:ended. It is also in its queue's index for its status. Every script
-// keeps this true (the tests check it after every case).
+// # Layout of a partition
 //
-// Scores are integer milliseconds. The running deadline is the earlier of
-// started_at + (timeout+1)s and (last_heartbeat or started_at) +
-// (heartbeat_timeout+1)s for the limits that are not zero; the +1 reproduces
-// Ocypod's strict "floor(now - t) > limit" on whole seconds (to the
-// millisecond). The retry due time is ended_at + delay, delay being
-// retry_delays[retries_attempted], else the last delay, else 0. The expiry
-// time is ended_at + (expires_after+1)s, or never when expires_after is 0.
+//	j      HASH  id -> the job's metadata: compact JSON with short keys
+//	             (lib.lua META); an input of up to 256 bytes is kept in it
+//	inp    HASH  id -> a longer input; out, err, hist: output, last error,
+//	             earlier attempts
+//	deps   HASH  id -> ids of the jobs waiting on it
+//	idx    ZSET  score 0, "<queue> <status code> <sort>": each queue's jobs
+//	             of one status are one lex range, queued jobs in take order
+//	             (priority, then the order they were queued in)
+//	run    ZSET  running id -> deadline (ms); due: scheduled and retrying id
+//	             -> due time; dq: the same by queue; exp: ended id -> expiry
+//	tag, trk, fg, wk   lex indexes of tags, tracked jobs, failure groups,
+//	             workers' jobs; fgc: failure group -> count; wks: workers
+//	keys   HASH  "p|r <queue> <key>" -> the pending / running job of a key
+//	q      HASH  queue -> settings; "<queue> w": long-poll until (ms);
+//	             "<queue> d": earliest time a job may fall due
+//	ob, obt      the outbox (effects for other partitions) and its times;
+//	             ap, apt: effects applied here, to apply each once
+//	tot    HASH  all-time counters (Ocypod's /info statistics)
+//	st:<day>     HASH  a day's per-queue counts and histogram buckets
+//	rl, sch, scht, schl, drop, wake:<queue>, ctr   rate buckets, schedules,
+//	             deleted queues being dropped, long-poll wake lists, counters
+//
+// and "{<ns>}:meta", the layout record: version 2 and P. Version-1 data
+// (one hash per job) is upgraded in place by Upgrade: resumable, idempotent,
+// under a lock; the local server runs it at start, the sweepers within
+// their budget, `make migrate` on demand.
+//
+// # Effects across partitions
+//
+// A change that has consequences in another partition (a dependency ended,
+// a follow-up job, a dead letter, a schedule's job) records them in its own
+// partition's outbox in the same script. The store applies them right
+// after the call and deletes them; the outbox sweep applies what a crashed
+// process left, after outboxGrace. Applying is idempotent (the target
+// remembers applied effect ids for a day), so an effect lands exactly once.
 //
 // # Sweeps and latency
 //
-// The sweeps take at most Options.SweepBatch due entries from their sorted
-// set (O(log n + k)), re-check each job inside the script that moves it, and
-// are safe to run concurrently with each other and with every operation. A
-// job whose hash vanished is dropped from every index (SweepResult.Dropped).
-// NextJob also runs a small inline sweep (Options.InlineSweep overdue
-// timeouts and due retries, of any queue) before taking a job, so a worker
-// polling any queue sees timeouts and retries within its poll interval even
-// though EventBridge fires the sweeper Lambdas at most once a minute. Without
-// polling workers, timeouts, retries and expiry lag by up to the sweeper
-// interval (plus the time to work through a backlog, SweepBatch per call).
-//
-// # Deliberate differences from Ocypod 0.8.0
-//
-//   - A retry delay makes the job wait for it; upstream ended the job when the
-//     delay had not passed at the first check.
-//   - A retry whose queue was deleted is abandoned: the job ends
-//     (RetryAbandoned, ended: true) and expires; upstream kept it in failed
-//     forever.
-//   - A job inherits its queue's retry_delays when the request has none.
-//   - UpdateJob on a missing job is a 404 even for an empty update.
-//   - QueueJobIDs is a 404 for a queue that is not registered; its lists are
-//     queued in FIFO order and the others ascending by id.
-//   - A cancel never duplicates an index entry; corrupt data gives an
-//     ocypod.Internal error (or is dropped by a sweep), never a panic.
-//   - Queue delete and job creation, and requeue and queue delete, are atomic.
+// One table-driven mechanism (sweep.lua) moves due entries of run (time
+// out), due (scheduled jobs and retries to queue) and exp (expire), at most
+// Options.SweepBatch per partition and call, re-checking each job in the
+// script that moves it: O(log n + k), safe alongside every operation. Takes
+// also time out up to Options.InlineSweep overdue jobs and promote their
+// queues' due jobs, so a polling worker sees both at once; without
+// workers, they wait for the next sweep. A long-poll take (Wait) blocks on
+// its queues' wake lists, pushed by the scripts that make a job ready.
 //
 // # Errors
 //
 // Methods return errors wrapping an *ocypod.Error (errors.As works through
-// the "redisstore: <op>: " context): the refusals of each method's contract,
-// ocypod.Unavailable (503) for the failures in errors.go's table (dial and
-// I/O errors, timeouts, a closed client or exhausted pool, BUSY, LOADING,
-// OOM, READONLY, CLUSTERDOWN, TRYAGAIN, MASTERDOWN, NOREPLICAS, NOAUTH,
-// WRONGPASS, max clients), with a fixed text per class, and
-// ocypod.Internal for anything else. A refusal writes nothing.
+// the "redisstore: <op>: " context): the refusals of each method's
+// contract, ocypod.Unavailable (503) for the failures in errors.go's table
+// (dial and I/O errors, timeouts, a closed client or exhausted pool, BUSY,
+// LOADING, OOM, READONLY, CLUSTERDOWN, TRYAGAIN, MASTERDOWN, NOREPLICAS,
+// NOAUTH, WRONGPASS, max clients), with a fixed text per class, and
+// ocypod.Internal for anything else. A refusal writes nothing. Open and
+// Ping refuse a Redis whose maxmemory-policy may evict keys (allkeys-*):
+// evicted job data would be lost silently.
 //
 // Scripts are not idempotent, so NewClient disables command retries, and a
 // cluster client built by it does not send a command again once it may

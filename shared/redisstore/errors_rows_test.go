@@ -399,7 +399,7 @@ func poolExhausted(t *testing.T) error {
 func readTimeout(t *testing.T) error {
 	srv := private(t, redistest.Options{})
 	s := storeAt(t, ClientOptions{URL: srv.URL(), ReadTimeout: 200 * time.Millisecond})
-	s.opTimeout = time.Minute // leave the read timeout to fire
+	s.o.OpTimeout = time.Minute // leave the read timeout to fire
 	putQueue(t, s)
 	if err := srv.Pause(); err != nil {
 		t.Fatal(err)
@@ -435,7 +435,7 @@ func dialTimeout(t *testing.T) error {
 		t.Cleanup(func() { _ = c.Close() })
 	}
 	s := storeAt(t, ClientOptions{URL: "redis://" + addr, DialTimeout: 200 * time.Millisecond, ReadTimeout: time.Minute})
-	s.opTimeout = time.Minute // leave the dial timeout to fire
+	s.o.OpTimeout = time.Minute // leave the dial timeout to fire
 	return createJob(t, s)
 }
 

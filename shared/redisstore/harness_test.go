@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,14 +37,20 @@ var t0 = time.Date(2024, 3, 1, 10, 0, 0, 123456000, time.UTC)
 type backend struct {
 	name   string
 	client func(tb testing.TB) redis.UniversalClient
+	// partitions is the store's partition count on this backend.
+	partitions int
 }
 
 var backends = []backend{
-	{"redis", func(tb testing.TB) redis.UniversalClient { return redistest.Shared(tb).Client() }},
-	{"miniredis", func(tb testing.TB) redis.UniversalClient { _, c := redistest.Miniredis(tb); return c }},
+	{"redis", func(tb testing.TB) redis.UniversalClient { return redistest.Shared(tb).Client() }, 1},
+	{"miniredis", func(tb testing.TB) redis.UniversalClient { _, c := redistest.Miniredis(tb); return c }, 1},
 	// Every operation again through a cluster client on a cluster-enabled
 	// server: a script touching keys of two slots fails with CROSSSLOT.
-	{"cluster", clusterClient},
+	{"cluster", clusterClient, 1},
+	// Four partitions: ids carry their partition, queues live in their own
+	// partition, reads fan out.
+	{"redis-P4", func(tb testing.TB) redis.UniversalClient { return redistest.Shared(tb).Client() }, 4},
+	{"cluster-P4", clusterClient, 4},
 }
 
 // harness is one test's store on its own namespace, with helpers.
@@ -54,7 +61,8 @@ type harness struct {
 	s     *redisstore.Store
 	clock *redistest.Clock
 	ns    string
-	keys  redisstore.Keys
+	P     int
+	lay   redisstore.Layout
 	// logs collects the store's log lines (inline sweep events).
 	logs *bytes.Buffer
 	// skipInvariants turns off the index consistency check at the end of
@@ -62,12 +70,19 @@ type harness struct {
 	skipInvariants bool
 }
 
-func newHarness(t *testing.T, rdb redis.UniversalClient, opts redisstore.Options) *harness {
+func newHarness(t *testing.T, rdb redis.UniversalClient, partitions int, opts redisstore.Options) *harness {
 	t.Helper()
-	h := &harness{t: t, ctx: context.Background(), rdb: rdb, clock: redistest.NewClock(t0)}
+	h := &harness{t: t, ctx: t.Context(), rdb: rdb, clock: redistest.NewClock(t0)}
 	h.ns = redistest.Namespace(t)
 	opts.Namespace = h.ns
 	opts.Now = h.clock.Now
+	if opts.Partitions == 0 {
+		opts.Partitions = partitions
+	}
+	if opts.Rand == nil {
+		opts.Rand = func() float64 { return 0.5 }
+	}
+	h.P = opts.Partitions
 	h.logs = new(bytes.Buffer)
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{
@@ -83,9 +98,11 @@ func newHarness(t *testing.T, rdb redis.UniversalClient, opts redisstore.Options
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	h.s, h.keys = s, redisstore.KeysFor(h.ns)
+	h.s, h.lay = s, redisstore.LayoutOf(h.ns, h.P)
 	t.Cleanup(func() {
 		if !h.skipInvariants && !t.Failed() {
+			// t.Context() is cancelled before cleanups run.
+			h.ctx = context.WithoutCancel(h.ctx)
 			h.checkInvariants()
 		}
 	})
@@ -101,17 +118,23 @@ type conformanceCase struct {
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	cases := slices.Concat(queueCases, jobCases, transitionCases, sweepCases, infoCases, corruptCases)
+	cases := slices.Concat(queueCases, jobCases, transitionCases, sweepCases, infoCases, corruptCases, jobModelCases, effectCases, listingCases, upgradeCases, importCases)
+	clusterBackends := 0
+	for _, b := range backends {
+		if strings.HasPrefix(b.name, "cluster") {
+			clusterBackends++
+		}
+	}
+	// After every case of every backend: the cluster backends together
+	// (one partition and four) must run every script.
+	t.Cleanup(func() { checkClusterRanEveryScript(t, clusterBackends*len(cases)) })
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
-			if b.name == "cluster" {
-				t.Cleanup(func() { checkClusterRanEveryScript(t, len(cases)) }) // after every case
-			}
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
 					t.Parallel()
-					c.run(t, newHarness(t, b.client(t), c.opts))
+					c.run(t, newHarness(t, b.client(t), b.partitions, c.opts))
 				})
 			}
 		})
@@ -129,11 +152,33 @@ func (h *harness) putQueue(name string, qs ocypod.QueueSettings) {
 
 func (h *harness) create(queue string, spec ocypod.JobSpec) uint64 {
 	h.t.Helper()
-	id, err := h.s.CreateJob(h.ctx, queue, spec)
+	c, err := h.s.CreateJob(h.ctx, queue, spec)
 	if err != nil {
 		h.t.Fatalf("CreateJob(%q) = %v", queue, err)
 	}
-	return id
+	return c.ID
+}
+
+// update is UpdateJob without a take, for its error alone.
+func (h *harness) update(id uint64, u ocypod.JobUpdate) error {
+	_, _, err := h.s.UpdateJob(h.ctx, id, u, nil)
+	return err
+}
+
+// queueBeside returns a queue name starting with prefix that lives in the
+// same partition as queue other.
+func (h *harness) queueBeside(prefix, other string) string {
+	for i := 0; ; i++ {
+		name := prefix + strconv.Itoa(i)
+		if h.lay.Home(name) == h.lay.Home(other) {
+			return name
+		}
+	}
+}
+
+// firstID is the id the first job of queue gets.
+func (h *harness) firstID(queue string) uint64 {
+	return uint64(h.P + h.lay.Home(queue))
 }
 
 func (h *harness) next(queue string) *ocypod.NextJob {
@@ -154,18 +199,21 @@ func (h *harness) take(queue string, id uint64) {
 	}
 }
 
+// job returns job id as Ocypod sees it: the extension's bookkeeping
+// (attempt, history, dependents) left out.
 func (h *harness) job(id uint64) *ocypod.Job {
 	h.t.Helper()
 	j, err := h.s.GetJob(h.ctx, id)
 	if err != nil {
 		h.t.Fatalf("GetJob(%d) = %v", id, err)
 	}
+	j.Attempt, j.History, j.Dependents = 0, nil, nil
 	return j
 }
 
 func (h *harness) setStatus(id uint64, st ocypod.Status) {
 	h.t.Helper()
-	if err := h.s.UpdateJob(h.ctx, id, ocypod.JobUpdate{Status: &st}); err != nil {
+	if _, _, err := h.s.UpdateJob(h.ctx, id, ocypod.JobUpdate{Status: &st}, nil); err != nil {
 		h.t.Fatalf("UpdateJob(%d, %s) = %v", id, st, err)
 	}
 }
@@ -274,9 +322,13 @@ func wantKind(t testing.TB, what string, err error, k ocypod.Kind, msg string) {
 // so two snapshots are equal exactly when the data is.
 func (h *harness) snapshot() map[string]string {
 	h.t.Helper()
-	ks, err := h.rdb.Keys(h.ctx, h.keys.Prefix()+"*").Result()
-	if err != nil {
-		h.t.Fatalf("KEYS: %v", err)
+	var ks []string
+	for p := range h.P {
+		k, err := h.rdb.Keys(h.ctx, h.lay.Prefix(p)+"*").Result()
+		if err != nil {
+			h.t.Fatalf("KEYS: %v", err)
+		}
+		ks = append(ks, k...)
 	}
 	snap := make(map[string]string, len(ks))
 	for _, k := range ks {
@@ -330,95 +382,166 @@ func mergeKeys(a, b map[string]string) map[string]bool {
 
 // ---- invariants ----
 
-// checkInvariants checks that every index agrees with the job hashes: each
-// job is exactly where its status says, every index entry is a job in that
-// state, jobqueues lists exactly the queues with jobs, tag sets match tags.
+// checkInvariants checks that every index agrees with the jobs' metadata:
+// each job has exactly the index entries its metadata calls for (lib.lua's
+// attach, re-derived here independently) and no index holds anything else.
 func (h *harness) checkInvariants() {
 	t := h.t
 	t.Helper()
-	last, _ := strconv.ParseUint(h.rdb.Get(h.ctx, h.keys.JobID()).Val(), 10, 64)
-	type jobInfo struct {
-		queue  string
-		status ocypod.Status
-		tags   []string
+	if err := h.rdb.Ping(h.ctx).Err(); err != nil {
+		t.Fatalf("invariants: Redis cannot be read: %v", err)
 	}
-	jobs := map[string]jobInfo{}
-	for id := uint64(1); id <= last; id++ {
-		m := h.rdb.HGetAll(h.ctx, h.keys.Job(id)).Val()
-		if len(m) == 0 {
+	for p := range h.P {
+		h.checkPartition(p)
+	}
+}
+
+var statusCode = map[string]string{"queued": "q", "running": "r", "failed": "f", "completed": "c",
+	"cancelled": "x", "timed_out": "t", "scheduled": "s", "waiting": "w"}
+
+func lp(v any) string {
+	s := fmt.Sprint(v)
+	if f, ok := v.(float64); ok {
+		s = strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return string(rune(96+len(s))) + s
+}
+
+func esc(s string) string { return strings.NewReplacer(" ", "!a", "!", "!b").Replace(s) }
+
+func (h *harness) checkPartition(p int) {
+	t := h.t
+	key := func(name string) string { return h.lay.Key(p, name) }
+	lexIndexes := []string{"idx", "dq", "tag", "trk", "fg", "wk"}
+	scoreIndexes := []string{"run", "due", "exp"}
+	want := map[string]map[string]string{} // index -> member -> score ("" for lex)
+	for _, n := range append(lexIndexes, scoreIndexes...) {
+		want[n] = map[string]string{}
+	}
+	wantKeys := map[string]string{}
+	wantGroups := map[string]int{}
+	for id, raw := range h.rdb.HGetAll(h.ctx, key("j")).Val() {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(raw), &m); err != nil {
+			t.Errorf("invariant: job %s: unreadable metadata %q", id, raw)
 			continue
 		}
-		var tags []string
-		_ = json.Unmarshal([]byte(m["tags"]), &tags)
-		jobs[strconv.FormatUint(id, 10)] = jobInfo{m["queue"], ocypod.Status(m["status"]), tags}
-	}
-	queues := map[string]bool{}
-	for _, q := range h.rdb.SUnion(h.ctx, h.keys.Queues(), h.keys.JobQueues()).Val() {
-		queues[q] = true
-	}
-	for _, j := range jobs {
-		queues[j.queue] = true
-	}
-	// want: index key -> members.
-	want := map[string][]string{}
-	add := func(key, id string) { want[key] = append(want[key], id) }
-	withJobs := map[string]bool{}
-	for id, j := range jobs {
-		withJobs[j.queue] = true
-		switch j.status {
-		case ocypod.StatusQueued:
-			add(h.keys.QueueJobs(j.queue), id)
-		case ocypod.StatusRunning:
-			add(h.keys.Running(), id)
-			add(h.keys.QueueStatus(j.queue, j.status), id)
-		case ocypod.StatusFailed, ocypod.StatusTimedOut:
-			// In exactly one of failed (retry pending) and ended.
-			inFailed := h.rdb.ZScore(h.ctx, h.keys.Failed(), id).Err() == nil
-			if inFailed {
-				add(h.keys.Failed(), id)
-			} else {
-				add(h.keys.Ended(), id)
+		str := func(k string) string {
+			if v, ok := m[k]; ok {
+				if f, ok := v.(float64); ok {
+					return strconv.FormatFloat(f, 'f', -1, 64)
+				}
+				return fmt.Sprint(v)
 			}
-			add(h.keys.QueueStatus(j.queue, j.status), id)
-		default:
-			add(h.keys.Ended(), id)
-			add(h.keys.QueueStatus(j.queue, j.status), id)
+			return ""
 		}
-		for _, tag := range j.tags {
-			if !slices.Contains(want[h.keys.Tag(tag)], id) {
-				add(h.keys.Tag(tag), id)
-			}
+		q, st := str("q"), cmp.Or(str("s"), "queued")
+		if n, _ := strconv.ParseUint(id, 10, 64); h.lay.PartitionOf(n) != p {
+			t.Errorf("invariant: job %s is in partition %d", id, p)
 		}
-	}
-	indexes := []string{h.keys.Running(), h.keys.Failed(), h.keys.Ended()}
-	for q := range queues {
-		indexes = append(indexes, h.keys.QueueJobs(q))
-		for _, st := range ocypod.Statuses[1:] {
-			indexes = append(indexes, h.keys.QueueStatus(q, st))
-		}
-	}
-	for _, j := range jobs {
-		for _, tag := range j.tags {
-			indexes = append(indexes, h.keys.Tag(tag))
-		}
-	}
-	for _, key := range indexes {
-		got := h.rdb.ZRange(h.ctx, key, 0, -1).Val()
-		w := want[key]
-		sort.Strings(got)
-		sort.Strings(w)
-		if len(got) == 0 && len(w) == 0 {
+		code := statusCode[st]
+		if code == "" {
+			t.Errorf("invariant: job %s has status %q", id, st)
 			continue
 		}
-		if !reflect.DeepEqual(got, w) {
-			t.Errorf("invariant: %s holds %v, want %v", key, got, w)
+		if st == "queued" {
+			prio, _ := strconv.ParseInt(cmp.Or(str("p"), "0"), 10, 64)
+			key := "m"
+			switch {
+			case prio > 0:
+				key = "a" + lp(1000000-prio)
+			case prio < 0:
+				key = "z" + lp(-prio)
+			}
+			sr := ""
+			if r := str("O"); r != "" && r != "0" {
+				sr = lp(r)
+			}
+			sc := str("o")
+			if sc == "" { // a job queued at its creation: its id's sequence number
+				n, _ := strconv.ParseUint(id, 10, 64)
+				sc = strconv.FormatUint((n-uint64(p))/uint64(h.P), 10)
+			}
+			want["idx"][q+" q "+key+lp(sc)+sr+" "+id] = ""
+		} else {
+			want["idx"][q+" "+code+" "+lp(id)] = ""
+		}
+		due := str("u")
+		ended := st == "completed" || st == "cancelled" || ((st == "failed" || st == "timed_out") && due == "")
+		switch {
+		case st == "running":
+			want["run"][id] = "?"
+			if w := str("w"); w != "" {
+				want["wk"][esc(w)+" r "+lp(id)] = ""
+			}
+		case due != "":
+			want["due"][id] = due
+			want["dq"][q+" "+lp(due)+lp(id)] = ""
+		case ended:
+			if e := str("e"); e != "" && e != "0" {
+				want["exp"][id] = "?"
+			}
+			if st == "failed" || st == "timed_out" {
+				g := cmp.Or(str("E"), st)
+				want["fg"][esc(g)+" "+lp(id)] = ""
+				wantGroups[g]++
+			}
+		}
+		if st == "timed_out" && str("w") != "" {
+			want["wk"][esc(str("w"))+" t "+lp(id)] = ""
+		}
+		if k := str("k"); k != "" {
+			switch st {
+			case "running":
+				wantKeys["r "+q+" "+k] = id
+			case "queued", "scheduled", "waiting":
+				wantKeys["p "+q+" "+k] = id
+			}
+		}
+		if tags := str("g"); tags != "" {
+			var list []string
+			_ = json.Unmarshal([]byte(tags), &list)
+			for _, tag := range list {
+				want["tag"][esc(tag)+" "+lp(id)] = ""
+			}
+		}
+		if v, ok := m["R"]; ok && v != false {
+			want["trk"][q+" "+lp(id)] = ""
 		}
 	}
-	gotJQ := h.rdb.SMembers(h.ctx, h.keys.JobQueues()).Val()
-	wantJQ := slices.Collect(maps.Keys(withJobs))
-	sort.Strings(gotJQ)
-	sort.Strings(wantJQ)
-	if len(gotJQ)+len(wantJQ) > 0 && !reflect.DeepEqual(gotJQ, wantJQ) {
-		t.Errorf("invariant: jobqueues = %v, want %v", gotJQ, wantJQ)
+	for _, n := range lexIndexes {
+		got := map[string]string{}
+		for _, m := range h.rdb.ZRange(h.ctx, key(n), 0, -1).Val() {
+			got[m] = ""
+		}
+		if !maps.Equal(got, want[n]) {
+			t.Errorf("invariant: partition %d %s holds %v, want %v", p, n, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want[n])))
+		}
+	}
+	for _, n := range scoreIndexes {
+		got := map[string]string{}
+		for _, z := range h.rdb.ZRangeWithScores(h.ctx, key(n), 0, -1).Val() {
+			got[z.Member.(string)] = strconv.FormatFloat(z.Score, 'f', -1, 64)
+		}
+		for m, sc := range want[n] {
+			if sc == "?" {
+				if g, ok := got[m]; ok {
+					want[n][m] = g
+				}
+			}
+		}
+		if !maps.Equal(got, want[n]) {
+			t.Errorf("invariant: partition %d %s holds %v, want %v", p, n, got, want[n])
+		}
+	}
+	if got := h.rdb.HGetAll(h.ctx, key("keys")).Val(); !maps.Equal(got, wantKeys) {
+		t.Errorf("invariant: partition %d keys = %v, want %v", p, got, wantKeys)
+	}
+	gotGroups := map[string]int{}
+	for g, n := range h.rdb.HGetAll(h.ctx, key("fgc")).Val() {
+		gotGroups[g], _ = strconv.Atoi(n)
+	}
+	if !maps.Equal(gotGroups, wantGroups) {
+		t.Errorf("invariant: partition %d fgc = %v, want %v", p, gotGroups, wantGroups)
 	}
 }

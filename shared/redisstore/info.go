@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
 )
@@ -10,65 +11,51 @@ import (
 // Info returns the /info summary: per-queue counts for every registered
 // queue (all zeros included) and for deleted queues that still have jobs,
 // plus the global statistics. A failed job whose retries are exhausted
-// counts as failed. One script, O(queues).
+// counts as failed. One script per partition, in one pipelined round;
+// O(queues) each.
 func (s *Store) Info(ctx context.Context) (ocypod.ServerInfo, error) {
-	arr, err := s.run(ctx, scriptInfo, s.keys.Queues())
-	var info ocypod.ServerInfo
-	if err == nil {
-		info, err = decodeInfo(arr)
+	type infoReply struct {
+		Queues dict[dict[uint64]] `json:"queues"`
+		Totals dict[string]       `json:"totals"`
 	}
-	if err != nil {
-		return ocypod.ServerInfo{}, fmt.Errorf("redisstore: info: %w", err)
+	calls := make([]*call, s.l.P)
+	outs := make([]any, s.l.P)
+	for p := range s.l.P {
+		calls[p] = &call{sc: scriptInfo, p: p}
+		outs[p] = new(infoReply)
 	}
-	return info, nil
-}
-
-func decodeInfo(arr []any) (ocypod.ServerInfo, error) {
-	bad := func() (ocypod.ServerInfo, error) {
-		return ocypod.ServerInfo{}, ocypod.Internal(fmt.Errorf("unexpected info reply %v", arr))
-	}
-	if c, err := replyCode(arr); err != nil || c != codeOK || len(arr) < 2 {
-		return bad()
-	}
-	flat, ok := arr[1].([]any)
-	if !ok {
-		return bad()
-	}
-	var d decoder
-	stats := map[string]string{}
-	for i := 0; i+1 < len(flat); i += 2 {
-		stats[replyString(flat, i)] = replyString(flat, i+1)
-	}
-	info := ocypod.ServerInfo{
-		Queues: make(map[string]ocypod.QueueCounts, len(arr)-2),
-		Statistics: ocypod.Statistics{
-			Created:   d.uint(stats, "created"),
-			Completed: d.uint(stats, "completed"),
-			Retried:   d.uint(stats, "retried"),
-			Failed:    d.uint(stats, "failed"),
-			TimedOut:  d.uint(stats, "timed_out"),
-			Cancelled: d.uint(stats, "cancelled"),
-		},
-	}
-	if d.err != nil {
-		return ocypod.ServerInfo{}, ocypod.Internal(fmt.Errorf("statistics: %w", d.err))
-	}
-	for _, v := range arr[2:] {
-		q, ok := v.([]any)
-		if !ok || len(q) != 7 {
-			return bad()
+	_, errs := s.runAll(ctx, calls, outs)
+	info := ocypod.ServerInfo{Queues: map[string]ocypod.QueueCounts{}}
+	var tot [6]uint64
+	for p := range s.l.P {
+		if errs[p] != nil {
+			return ocypod.ServerInfo{}, fmt.Errorf("redisstore: info: %w", errs[p])
 		}
-		var n [6]uint64
-		for i := range n {
-			c, err := replyInt(q, i+1)
-			if err != nil {
-				return bad()
+		r := outs[p].(*infoReply)
+		for q, c := range r.Queues {
+			n := info.Queues[q]
+			n.Queued += c["q"]
+			n.Running += c["r"]
+			n.Failed += c["f"]
+			n.Completed += c["c"]
+			n.Cancelled += c["x"]
+			n.TimedOut += c["t"]
+			n.Scheduled += c["s"]
+			n.Waiting += c["w"]
+			info.Queues[q] = n
+		}
+		for i, name := range []string{"created", "completed", "retried", "failed", "timed_out", "cancelled"} {
+			if v, ok := r.Totals[name]; ok {
+				n, err := strconv.ParseUint(v, 10, 64)
+				if err != nil {
+					return ocypod.ServerInfo{}, fmt.Errorf("redisstore: info: %w",
+						ocypod.Internal(fmt.Errorf("statistics: unreadable %s %q", name, truncate(v))))
+				}
+				tot[i] += n
 			}
-			n[i] = uint64(c)
-		}
-		info.Queues[replyString(q, 0)] = ocypod.QueueCounts{
-			Queued: n[0], Running: n[1], Failed: n[2], Completed: n[3], Cancelled: n[4], TimedOut: n[5],
 		}
 	}
+	info.Statistics = ocypod.Statistics{Created: tot[0], Completed: tot[1], Retried: tot[2],
+		Failed: tot[3], TimedOut: tot[4], Cancelled: tot[5]}
 	return info, nil
 }

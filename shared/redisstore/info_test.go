@@ -17,7 +17,9 @@ var infoCases = []conformanceCase{
 		}
 	}},
 	{name: "info counts", opts: redisstore.Options{InlineSweep: -1}, run: func(t *testing.T, h *harness) {
-		h.putQueue("a", settings(0, 0, 60, 1))
+		// A retry delay keeps the failed job failed while the others are
+		// taken (a take requeues its queue's due retries).
+		h.putQueue("a", settings(0, 0, 60, 1, 3600))
 		h.putQueue("b", ocypod.DefaultQueueSettings())
 		for _, st := range []ocypod.Status{
 			ocypod.StatusRunning, ocypod.StatusFailed, ocypod.StatusCompleted,
@@ -51,8 +53,9 @@ var infoCases = []conformanceCase{
 			t.Fatal(err)
 		}
 		id := h.create("q", ocypod.JobSpec{Tags: []string{"t"}})
-		oid, err := other.CreateJob(h.ctx, "q", ocypod.JobSpec{Tags: []string{"t"}})
-		if err != nil || id != 1 || oid != 1 {
+		oc, err := other.CreateJob(h.ctx, "q", ocypod.JobSpec{Tags: []string{"t"}})
+		oid := oc.ID
+		if err != nil || id != h.firstID("q") || oid != 1 {
 			t.Fatalf("first ids = %d and %d, %v, want 1 in each namespace", id, oid, err)
 		}
 		h.take("q", id)

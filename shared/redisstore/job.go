@@ -4,106 +4,185 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"slices"
 	"strconv"
-	"strings"
-
-	"github.com/redis/go-redis/v9"
+	"time"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
 )
 
-// CreateJob creates a job at the back of queue and returns its id (ids start
-// at 1, are shared by all queues and never reused). Fields absent from spec
-// inherit the queue's settings, retry_delays included (unlike Ocypod).
-// Durations are stored in whole seconds. Returns ocypod.QueueNotFound when
-// the queue does not exist, ocypod.InvalidQueueName for a bad name, and the
-// 400 of spec.Validate (empty tags) or for an input that is not JSON.
-func (s *Store) CreateJob(ctx context.Context, queue string, spec ocypod.JobSpec) (uint64, error) {
-	fail := func(err error) (uint64, error) {
-		return 0, fmt.Errorf("redisstore: create job in %q: %w", queue, err)
+// refusal is the error of a script reply's code, with what the caller knows
+// about the request.
+func refusal(r *reply, id uint64, queue string, target *ocypod.Status, attempt ...uint64) error {
+	var x struct {
+		Status string `json:"status"`
+		Queue  string `json:"queue"`
+		ID     idStr  `json:"id"`
+		Key    string `json:"key"`
+		Field  string `json:"field"`
+		Reason string `json:"reason"`
 	}
-	if !ocypod.ValidQueueName(queue) {
-		return fail(ocypod.InvalidQueueName())
+	_ = json.Unmarshal(r.raw, &x)
+	switch r.Err {
+	case "job_not_found":
+		return ocypod.JobNotFound(id)
+	case "corrupt":
+		return ocypod.Internal(fmt.Errorf("job %d: unreadable metadata", id))
+	case "queue_not_found":
+		if x.Queue != "" {
+			queue = x.Queue
+		}
+		return ocypod.QueueNotFound(queue)
+	case "not_running":
+		return ocypod.OutputNotRunning()
+	case "stale_attempt":
+		if len(attempt) == 0 {
+			return ocypod.Internal(fmt.Errorf("job %d: unexpected stale_attempt", id))
+		}
+		return ocypod.StaleAttempt(id, attempt[0])
+	case "conflict":
+		cur, ok := ocypod.ParseStatus(x.Status)
+		if !ok || target == nil {
+			return ocypod.Internal(fmt.Errorf("job %d: conflict from status %q", id, truncate(x.Status)))
+		}
+		return ocypod.TransitionConflict(cur, *target)
+	case "not_pending":
+		return ocypod.NotPending(id, ocypod.Status(x.Status))
+	case "key_exists":
+		return ocypod.KeyExists(x.Key, uint64(x.ID))
+	case "key_pending":
+		return ocypod.KeyPending(id, uint64(x.ID))
+	case "dep_missing":
+		return ocypod.Invalid(fmt.Sprintf("Invalid depends_on: job %d does not exist", uint64(x.ID)))
+	case "ids_exhausted":
+		return ocypod.StorageFull("Job ids exhausted: no id below 2^53 is left in this partition")
+	case "invalid":
+		return ocypod.Invalid(fmt.Sprintf("Invalid %s: %s", x.Field, x.Reason))
 	}
-	if err := spec.Validate(); err != nil {
-		return fail(err)
-	}
-	if err := s.admitWrite(ctx); err != nil {
-		return fail(err)
-	}
-	args, err := createArgs(spec)
-	if err != nil {
-		return fail(err)
-	}
-	arr, err := s.runQueue(ctx, scriptCreateJob, queue, append([]any{s.nowMicros()}, args...)...)
-	if err != nil {
-		return fail(err)
-	}
-	id, err := replyInt(arr, 1)
-	if err != nil {
-		return fail(err)
-	}
-	return uint64(id), nil
+	return ocypod.Internal(fmt.Errorf("unexpected script error %q", r.Err))
 }
 
-// createArgs are ARGV[4..] of create_job.lua for spec.
-func createArgs(spec ocypod.JobSpec) ([]any, error) {
-	input := ""
-	if spec.Input != nil {
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, spec.Input); err != nil {
-			return nil, ocypod.Invalid("input is not valid JSON")
-		}
-		if buf.String() != "null" {
-			input = buf.String()
-		}
+// jobCall is a script call about job id, in its partition.
+func (s *Store) jobCall(sc *script, id uint64, args map[string]any) *call {
+	if args == nil {
+		args = map[string]any{}
 	}
-	tagsJSON, tags, err := encodeTags(spec.Tags)
+	args["id"] = strconv.FormatUint(id, 10)
+	return &call{sc: sc, p: s.l.partitionOf(id), args: args}
+}
+
+// compact validates and compacts a JSON value; "" for JSON null or none.
+func compact(msg json.RawMessage, field string) (string, error) {
+	if msg == nil {
+		return "", nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, msg); err != nil {
+		return "", ocypod.Invalid(field + " is not valid JSON")
+	}
+	if buf.String() == "null" {
+		return "", nil
+	}
+	return buf.String(), nil
+}
+
+// specArgs is a create spec as create_job.lua takes it.
+func specArgs(spec *ocypod.JobSpec, now time.Time) (map[string]any, error) {
+	a := map[string]any{}
+	input, err := compact(spec.Input, "input")
 	if err != nil {
-		return nil, ocypod.Internal(err)
+		return nil, err
 	}
-	opt := func(d *ocypod.Duration) string {
-		if d == nil {
-			return ""
+	if input != "" {
+		a["input"] = input
+	}
+	if spec.Tags != nil {
+		raw, back, err := encodeTags(spec.Tags)
+		if err != nil {
+			return nil, ocypod.Internal(err)
 		}
-		return secs(*d)
+		a["tags"], a["tag_list"] = raw, back
 	}
-	retries := ""
+	opt := func(name string, d *ocypod.Duration) {
+		if d != nil {
+			a[name] = num(d.Secs)
+		}
+	}
+	opt("timeout", spec.Timeout)
+	opt("heartbeat_timeout", spec.HeartbeatTimeout)
+	opt("expires_after", spec.ExpiresAfter)
 	if spec.Retries != nil {
-		retries = strconv.FormatUint(*spec.Retries, 10)
+		a["retries"] = num(*spec.Retries)
 	}
-	mode := "set"
-	if spec.RetryDelays == nil && !spec.RetryDelaysSet {
-		mode = "inherit"
+	switch {
+	case spec.RetryDelays != nil || spec.RetryDelaysSet:
+		if d := encodeDelays(spec.RetryDelays); d != "" {
+			a["retry_delays"] = d
+		}
+	case spec.RetryBackoff != nil:
+		a["retry_backoff"] = encodeBackoff(spec.RetryBackoff)
+	default:
+		a["inherit_delays"], a["inherit_backoff"] = true, true
 	}
-	delays, err := encodeDelays(spec.RetryDelays)
-	if err != nil {
-		return nil, ocypod.Internal(err)
+	if spec.TimeoutRetries != nil {
+		a["timeout_retries"] = num(*spec.TimeoutRetries)
 	}
-	args := []any{input, tagsJSON, opt(spec.Timeout), opt(spec.HeartbeatTimeout),
-		opt(spec.ExpiresAfter), retries, mode, delays}
-	for _, t := range tags {
-		args = append(args, t)
+	if spec.Priority != nil && *spec.Priority != 0 {
+		a["priority"] = *spec.Priority
 	}
-	return args, nil
+	if at := runAt(spec.RunAt, spec.Delay, now); at != "" {
+		a["run_at"] = at
+	}
+	if spec.Key != "" {
+		a["key"] = spec.Key
+		if spec.OnConflict != "" {
+			a["on_conflict"] = string(spec.OnConflict)
+		}
+		if spec.UpdateRunAt != "" {
+			a["update_run_at"] = string(spec.UpdateRunAt)
+		}
+	}
+	if len(spec.DependsOn) > 0 {
+		a["depends_on"] = idStrings(spec.DependsOn)
+	}
+	if spec.Tracked != nil && *spec.Tracked {
+		a["tracked"] = true
+	}
+	return a, nil
 }
 
-// encodeTags is the stored JSON of tags ("" for none) and the tags as that
-// JSON reads back, which name the tag sets: JSON cannot hold invalid UTF-8,
+// runAt is the microsecond run_at of an absolute time or a delay from now
+// ("" for neither).
+func runAt(at *time.Time, delay *ocypod.Duration, now time.Time) string {
+	switch {
+	case at != nil:
+		return strconv.FormatInt(at.UnixMicro(), 10)
+	case delay != nil:
+		return strconv.FormatInt(now.Add(delay.Std()).UnixMicro(), 10)
+	}
+	return ""
+}
+
+func idStrings(ids []uint64) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = strconv.FormatUint(id, 10)
+	}
+	return out
+}
+
+// encodeTags is the stored JSON of tags and the tags as that JSON reads
+// back, which name the tag index entries: JSON cannot hold invalid UTF-8,
 // so such bytes read back as U+FFFD and the index must use the same string.
 func encodeTags(tags []string) (string, []string, error) {
-	if tags == nil {
-		return "", nil, nil
-	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(tags); err != nil {
 		return "", nil, err
 	}
-	raw := strings.TrimSuffix(buf.String(), "\n")
+	raw := string(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 	var back []string
 	if err := json.Unmarshal([]byte(raw), &back); err != nil {
 		return "", nil, err
@@ -111,273 +190,145 @@ func encodeTags(tags []string) (string, []string, error) {
 	return raw, back, nil
 }
 
-// NextJob takes the oldest queued job of queue: it becomes running with
-// started_at = now. Returns nil, nil when the queue has no queued job,
-// ocypod.QueueNotFound when it does not exist, ocypod.InvalidQueueName for a
-// bad name.
-//
-// Before taking a job it also times out up to Options.InlineSweep overdue
-// running jobs and requeues up to as many due retries, of any queue, so
-// polling workers see timeouts and retries without waiting for the next
-// scheduled sweep.
-func (s *Store) NextJob(ctx context.Context, queue string) (*ocypod.NextJob, error) {
-	fail := func(err error) (*ocypod.NextJob, error) {
-		return nil, fmt.Errorf("redisstore: next job from %q: %w", queue, err)
+// validateSpec checks a spec before anything is sent.
+func validateSpec(spec *ocypod.JobSpec) error {
+	if err := spec.Validate(); err != nil {
+		return err
+	}
+	if spec.RunAt != nil && spec.Delay != nil {
+		return ocypod.Invalid("Invalid run_at: give run_at or delay, not both")
+	}
+	if spec.RetryBackoff != nil && (spec.RetryDelays != nil || spec.RetryDelaysSet) {
+		return ocypod.Invalid("Invalid retry_backoff: give retry_delays or retry_backoff, not both")
+	}
+	return nil
+}
+
+// CreateJob creates a job in queue and returns its id: new (ids start at
+// 1 with one partition, carry their partition otherwise, and are never
+// reused), or the pending job that already has the spec's key (on_conflict
+// keep or update; Existing is then set). Fields absent from spec inherit
+// the queue's settings, retry_delays included (unlike Ocypod). Returns
+// ocypod.QueueNotFound, ocypod.InvalidQueueName, the 400s of an invalid
+// spec or of an unknown dependency, ocypod.KeyExists (on_conflict error),
+// ocypod.StorageFull when Options.Admit refuses or ids are exhausted.
+func (s *Store) CreateJob(ctx context.Context, queue string, spec ocypod.JobSpec) (ocypod.Created, error) {
+	cs, err := s.CreateJobs(ctx, queue, []ocypod.JobSpec{spec})
+	if err != nil {
+		return ocypod.Created{}, err
+	}
+	return cs[0], nil
+}
+
+// CreateJobs creates a batch of jobs in queue, all checked before any is
+// written: one bad spec creates nothing. A batch that lands in one
+// partition is one atomic round trip; on a sharded queue each shard's part
+// is one (sent together). Errors as CreateJob's.
+func (s *Store) CreateJobs(ctx context.Context, queue string, specs []ocypod.JobSpec) ([]ocypod.Created, error) {
+	fail := func(err error) ([]ocypod.Created, error) {
+		return nil, fmt.Errorf("redisstore: create job in %q: %w", queue, err)
 	}
 	if !ocypod.ValidQueueName(queue) {
 		return fail(ocypod.InvalidQueueName())
 	}
-	arr, err := s.runQueue(ctx, scriptNextJob, queue, s.nowMicros(), s.inlineSweep)
-	if err != nil {
-		return fail(err)
-	}
-	var swept SweepResult
-	if swept.TimedOut, err = replyIDs(arr, 3); err != nil {
-		return fail(err)
-	}
-	if swept.Retried, err = replyIDs(arr, 4); err != nil {
-		return fail(err)
-	}
-	if swept.Abandoned, err = replyIDs(arr, 5); err != nil {
-		return fail(err)
-	}
-	swept.LogEvents(ctx, s.log)
-	if replyString(arr, 1) == "" {
-		return nil, nil // no queued job
-	}
-	id, err := strconv.ParseUint(replyString(arr, 1), 10, 64)
-	if err != nil {
-		return fail(ocypod.Internal(fmt.Errorf("invalid job id in reply %v", arr)))
-	}
-	next := &ocypod.NextJob{ID: id}
-	if input := replyString(arr, 2); input != "" {
-		var d decoder
-		if next.Input = d.jsonValue("input", input); d.err != nil {
-			// The job is running now, but its stored input is unreadable.
-			return fail(ocypod.Internal(fmt.Errorf("job %d: %w", id, d.err)))
+	now := s.now()
+	args := make([]map[string]any, len(specs))
+	var deps []uint64
+	for i := range specs {
+		if err := validateSpec(&specs[i]); err != nil {
+			return fail(err)
 		}
-	}
-	return next, nil
-}
-
-// GetJob returns every field of job id. Returns ocypod.JobNotFound when it
-// does not exist (or its hash has no status), ocypod.Internal when a stored
-// field cannot be read; missing fields read as zero.
-func (s *Store) GetJob(ctx context.Context, id uint64) (*ocypod.Job, error) {
-	m, err := s.rdb.HGetAll(ctx, s.keys.Job(id)).Result()
-	if err != nil {
-		return nil, fmt.Errorf("redisstore: get job %d: %w", id, translate(err))
-	}
-	if _, ok := m["status"]; !ok {
-		return nil, fmt.Errorf("redisstore: get job %d: %w", id, ocypod.JobNotFound(id))
-	}
-	j, err := decodeJob(id, m)
-	if err != nil {
-		return nil, fmt.Errorf("redisstore: get job %d: %w", id, ocypod.Internal(err))
-	}
-	return j, nil
-}
-
-// JobStatus returns the status of job id. Returns ocypod.JobNotFound when it
-// does not exist, ocypod.Internal when its status is unreadable.
-func (s *Store) JobStatus(ctx context.Context, id uint64) (ocypod.Status, error) {
-	v, err := s.rdb.HGet(ctx, s.keys.Job(id), "status").Result()
-	if errors.Is(err, redis.Nil) {
-		return "", fmt.Errorf("redisstore: status of job %d: %w", id, ocypod.JobNotFound(id))
-	}
-	if err != nil {
-		return "", fmt.Errorf("redisstore: status of job %d: %w", id, translate(err))
-	}
-	st, ok := ocypod.ParseStatus(v)
-	if !ok {
-		return "", fmt.Errorf("redisstore: status of job %d: %w", id, ocypod.Internal(fmt.Errorf("invalid status %q", truncate(v))))
-	}
-	return st, nil
-}
-
-// JobOutput returns the output of job id, nil when none was set or it is
-// JSON null. Returns ocypod.JobNotFound when the job does not exist,
-// ocypod.Internal when the stored output is not JSON.
-func (s *Store) JobOutput(ctx context.Context, id uint64) (json.RawMessage, error) {
-	fail := func(err error) (json.RawMessage, error) {
-		return nil, fmt.Errorf("redisstore: output of job %d: %w", id, err)
-	}
-	vals, err := s.rdb.HMGet(ctx, s.keys.Job(id), "status", "output").Result()
-	if err != nil {
-		return fail(translate(err))
-	}
-	if len(vals) != 2 || vals[0] == nil {
-		return fail(ocypod.JobNotFound(id))
-	}
-	out, ok := vals[1].(string)
-	if !ok {
-		return nil, nil // never set
-	}
-	var d decoder
-	msg := d.jsonValue("output", out)
-	if d.err != nil {
-		return fail(ocypod.Internal(d.err))
-	}
-	return msg, nil
-}
-
-// SetJobOutput replaces the output of running job id (nil stores JSON
-// null). Returns ocypod.JobNotFound when the job does not exist,
-// ocypod.OutputNotRunning when it is not running, ocypod.Invalid when output
-// is not JSON.
-func (s *Store) SetJobOutput(ctx context.Context, id uint64, output json.RawMessage) error {
-	fail := func(err error) error { return fmt.Errorf("redisstore: set output of job %d: %w", id, err) }
-	out, err := compactJSON(output)
-	if err != nil {
-		return fail(err)
+		a, err := specArgs(&specs[i], now)
+		if err != nil {
+			return fail(err)
+		}
+		args[i] = a
+		deps = append(deps, specs[i].DependsOn...)
 	}
 	if err := s.admitWrite(ctx); err != nil {
 		return fail(err)
 	}
-	arr, err := s.run(ctx, scriptSetJobOutput, s.keys.Job(id), formatID(id), out)
-	if err != nil {
+	if err := s.checkJobsExist(ctx, deps); err != nil {
 		return fail(err)
 	}
-	if err := jobResult(arr, id, func() error { return ocypod.OutputNotRunning() }); err != nil {
-		return fail(err)
+	// Group the specs by partition: a key always goes to the same shard.
+	home := s.l.home(queue)
+	k := s.shards(queue)
+	parts := map[int][]int{}
+	var order []int
+	for i := range specs {
+		p := home
+		if k > 1 {
+			p = s.l.shard(home, s.pickShard(queue, specs[i].Key, k))
+		}
+		if _, ok := parts[p]; !ok {
+			order = append(order, p)
+		}
+		parts[p] = append(parts[p], i)
 	}
-	return nil
+	calls := make([]*call, len(order))
+	outs := make([]any, len(order))
+	type created struct {
+		IDs      list[idStr] `json:"ids"`
+		Existing list[bool]  `json:"existing"`
+		Shards   list[int]   `json:"shards"`
+	}
+	for n, p := range order {
+		batch := make([]map[string]any, len(parts[p]))
+		for i, si := range parts[p] {
+			batch[i] = args[si]
+		}
+		calls[n] = &call{sc: scriptCreateJob, p: p, queue: queue, now: now,
+			args: map[string]any{"specs": batch}}
+		outs[n] = new(created)
+	}
+	replies, errs := s.runAll(ctx, calls, outs)
+	res := make([]ocypod.Created, len(specs))
+	for n, p := range order {
+		if err := errs[n]; err != nil {
+			return fail(err)
+		}
+		if replies[n].Err != "" {
+			return fail(refusal(replies[n], 0, queue, nil))
+		}
+		c := outs[n].(*created)
+		s.noteShards(queue, c.Shards)
+		if len(c.IDs) != len(parts[p]) {
+			return fail(ocypod.Internal(fmt.Errorf("create: %d ids for %d jobs", len(c.IDs), len(parts[p]))))
+		}
+		for i, si := range parts[p] {
+			res[si] = ocypod.Created{ID: uint64(c.IDs[i]), Existing: i < len(c.Existing) && c.Existing[i]}
+		}
+		s.afterCall(ctx, replies[n])
+	}
+	return res, nil
 }
 
-func compactJSON(msg json.RawMessage) (string, error) {
-	if msg == nil {
-		return "null", nil
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, msg); err != nil {
-		return "", ocypod.Invalid("output is not valid JSON")
-	}
-	return buf.String(), nil
-}
-
-// jobResult maps the result code of a job script; notRunning gives the
-// error for codeNotRunning.
-func jobResult(arr []any, id uint64, notRunning func() error) error {
-	c, err := replyCode(arr)
-	if err != nil {
-		return err
-	}
-	switch c {
-	case codeOK:
+// checkJobsExist answers ocypod.Invalid for the first of ids that is not a
+// job (one pipelined round over their partitions).
+func (s *Store) checkJobsExist(ctx context.Context, ids []uint64) error {
+	if len(ids) == 0 {
 		return nil
-	case codeJobNotFound:
-		return ocypod.JobNotFound(id)
-	case codeNotRunning:
-		if notRunning != nil {
-			return notRunning()
+	}
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	pipe := s.rdb.Pipeline()
+	cmds := make([]interface{ Result() (bool, error) }, len(ids))
+	for i, id := range ids {
+		cmds[i] = pipe.HExists(ctx, s.l.key(s.l.partitionOf(id), "j"), strconv.FormatUint(id, 10))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return translate(err)
+	}
+	for i, c := range cmds {
+		ok, err := c.Result()
+		if err != nil {
+			return translate(err)
 		}
-	case codeCorrupt:
-		return corrupt(arr)
-	}
-	return unexpectedCode(c)
-}
-
-// UpdateJob applies a PATCH to job id: the output (only while running) and
-// a status change allowed by ocypod.AllowedFrom, atomically; nothing is
-// written unless every check passes. Returns ocypod.JobNotFound when the job
-// does not exist (even for an empty update), ocypod.OutputNotRunning when an
-// output is given for a job that is not running,
-// ocypod.TransitionConflict for a change the table forbids,
-// ocypod.QueueNotFound when a requeue finds the job's queue deleted.
-//
-// Effects: completed and cancelled end the job; failed and timed_out wait for
-// an automatic retry, or end when none is left; queued puts the job at the
-// back of its queue and clears started_at, ended_at, last_heartbeat and the
-// output (retries_attempted unchanged).
-func (s *Store) UpdateJob(ctx context.Context, id uint64, u ocypod.JobUpdate) error {
-	hasOutput, out := "0", ""
-	if u.Output != nil {
-		var err error
-		if out, err = compactJSON(u.Output); err != nil {
-			return fmt.Errorf("redisstore: update job %d: %w", id, err)
-		}
-		if err := s.admitWrite(ctx); err != nil {
-			return fmt.Errorf("redisstore: update job %d: %w", id, err)
-		}
-		hasOutput = "1"
-	}
-	target, allowed := "", ""
-	if u.Status != nil {
-		target = string(*u.Status)
-		from := ocypod.AllowedFrom(*u.Status)
-		strs := make([]string, len(from))
-		for i, st := range from {
-			strs[i] = string(st)
-		}
-		allowed = strings.Join(strs, ",")
-	}
-	arr, err := s.run(ctx, scriptUpdateJob, s.keys.Job(id), formatID(id),
-		s.nowMicros(), hasOutput, out, target, allowed)
-	if err == nil {
-		err = updateResult(arr, id, u)
-	}
-	if err != nil {
-		return fmt.Errorf("redisstore: update job %d: %w", id, err)
-	}
-	return nil
-}
-
-func updateResult(arr []any, id uint64, u ocypod.JobUpdate) error {
-	c, err := replyCode(arr)
-	if err != nil {
-		return err
-	}
-	switch {
-	case c == codeConflict && u.Status != nil:
-		cur, ok := ocypod.ParseStatus(replyString(arr, 1))
 		if !ok {
-			return ocypod.Internal(fmt.Errorf("job %d: invalid status %q", id, truncate(replyString(arr, 1))))
+			return ocypod.Invalid(fmt.Sprintf("Invalid depends_on: job %d does not exist", ids[i]))
 		}
-		return ocypod.TransitionConflict(cur, *u.Status)
-	case c == codeQueueNotFound:
-		return ocypod.QueueNotFound(replyString(arr, 1))
-	}
-	return jobResult(arr, id, func() error { return ocypod.OutputNotRunning() })
-}
-
-// Heartbeat records a heartbeat of running job id: last_heartbeat = now,
-// which postpones its heartbeat timeout. Returns ocypod.JobNotFound when the
-// job does not exist, ocypod.HeartbeatNotRunning when it is not running.
-func (s *Store) Heartbeat(ctx context.Context, id uint64) error {
-	arr, err := s.run(ctx, scriptHeartbeat, s.keys.Job(id), formatID(id), s.nowMicros())
-	if err == nil {
-		err = jobResult(arr, id, func() error { return ocypod.HeartbeatNotRunning(id) })
-	}
-	if err != nil {
-		return fmt.Errorf("redisstore: heartbeat of job %d: %w", id, err)
 	}
 	return nil
-}
-
-// DeleteJob deletes job id whatever its state, with every index entry
-// (queue, running, failed, ended, tags). Statistics are unchanged. Returns
-// ocypod.JobNotFound when it does not exist.
-func (s *Store) DeleteJob(ctx context.Context, id uint64) error {
-	arr, err := s.run(ctx, scriptDeleteJob, s.keys.Job(id), formatID(id))
-	if err == nil {
-		err = jobResult(arr, id, nil)
-	}
-	if err != nil {
-		return fmt.Errorf("redisstore: delete job %d: %w", id, err)
-	}
-	return nil
-}
-
-// TagJobIDs returns the ids of the jobs created with tag, ascending; an
-// unknown tag gives an empty (non-nil) slice.
-func (s *Store) TagJobIDs(ctx context.Context, tag string) ([]uint64, error) {
-	members, err := s.rdb.ZRange(ctx, s.keys.Tag(tag), 0, -1).Result()
-	if err != nil {
-		return nil, fmt.Errorf("redisstore: jobs tagged %q: %w", tag, translate(err))
-	}
-	ids, err := parseIDs(members)
-	if err != nil {
-		return nil, fmt.Errorf("redisstore: jobs tagged %q: %w", tag, err)
-	}
-	return ids, nil
 }

@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -24,8 +25,8 @@ var jobCases = []conformanceCase{
 		if got := h.job(id); !reflect.DeepEqual(got, want) {
 			t.Fatalf("GetJob = %+v, want %+v", got, want)
 		}
-		if id != 1 {
-			t.Errorf("first id = %d, want 1", id)
+		if id != h.firstID("q") {
+			t.Errorf("first id = %d, want %d", id, h.firstID("q"))
 		}
 	}},
 	{name: "job create overrides", run: func(t *testing.T, h *harness) {
@@ -52,7 +53,7 @@ var jobCases = []conformanceCase{
 		if got.Tags == nil || len(got.Tags) != 0 || got.Input != nil || !reflect.DeepEqual(got.RetryDelays, durs(5)) {
 			t.Fatalf("GetJob = tags %#v input %s delays %v, want [] null [5s]", got.Tags, got.Input, got.RetryDelays)
 		}
-		if id2 != id+1 {
+		if id2 != id+uint64(h.P) {
 			t.Errorf("ids %d then %d, want consecutive", id, id2)
 		}
 		if c := h.info().Statistics.Created; c != 2 {
@@ -97,11 +98,11 @@ var jobCases = []conformanceCase{
 		h.putQueue("q", ocypod.DefaultQueueSettings())
 		id := h.create("q", ocypod.JobSpec{})
 		before := h.snapshot()
-		wantKind(t, "SetJobOutput(queued)", h.s.SetJobOutput(h.ctx, id, json.RawMessage(`1`)),
+		wantKind(t, "SetJobOutput(queued)", h.s.SetJobOutput(h.ctx, id, json.RawMessage(`1`), nil),
 			ocypod.KindConflict, "Can only set output for running jobs")
-		wantKind(t, "SetJobOutput(missing)", h.s.SetJobOutput(h.ctx, 999, json.RawMessage(`1`)),
+		wantKind(t, "SetJobOutput(missing)", h.s.SetJobOutput(h.ctx, 999, json.RawMessage(`1`), nil),
 			ocypod.KindNotFound, "Job with ID 999 does not exist")
-		wantKind(t, "UpdateJob(output, queued)", h.s.UpdateJob(h.ctx, id, ocypod.JobUpdate{Output: json.RawMessage(`1`)}),
+		wantKind(t, "UpdateJob(output, queued)", h.update(id, ocypod.JobUpdate{Output: json.RawMessage(`1`)}),
 			ocypod.KindConflict, "Can only set output for running jobs")
 		h.wantUnchanged("refused output writes", before)
 		_, err := h.s.JobOutput(h.ctx, 999)
@@ -115,18 +116,18 @@ var jobCases = []conformanceCase{
 			{`"text"`, `"text"`},
 			{`null`, ``},
 		} {
-			if err := h.s.SetJobOutput(h.ctx, id, json.RawMessage(tc.in)); err != nil {
+			if err := h.s.SetJobOutput(h.ctx, id, json.RawMessage(tc.in), nil); err != nil {
 				t.Fatalf("SetJobOutput(%s) = %v", tc.in, err)
 			}
 			if out, err := h.s.JobOutput(h.ctx, id); string(out) != tc.want || err != nil {
 				t.Fatalf("JobOutput after %s = %s, %v, want %s", tc.in, out, err, tc.want)
 			}
 		}
-		if err := h.s.UpdateJob(h.ctx, id, ocypod.JobUpdate{Output: json.RawMessage(`[1]`)}); err != nil {
+		if _, _, err := h.s.UpdateJob(h.ctx, id, ocypod.JobUpdate{Output: json.RawMessage(`[1]`)}, nil); err != nil {
 			t.Fatalf("UpdateJob(output) = %v", err)
 		}
 		// Output and a status change commit together.
-		if err := h.s.UpdateJob(h.ctx, id, ocypod.JobUpdate{Output: json.RawMessage(`[2]`), Status: status(ocypod.StatusCompleted)}); err != nil {
+		if _, _, err := h.s.UpdateJob(h.ctx, id, ocypod.JobUpdate{Output: json.RawMessage(`[2]`), Status: status(ocypod.StatusCompleted)}, nil); err != nil {
 			t.Fatalf("UpdateJob(output, completed) = %v", err)
 		}
 		if j := h.job(id); string(j.Output) != `[2]` || j.Status != ocypod.StatusCompleted {
@@ -137,20 +138,20 @@ var jobCases = []conformanceCase{
 		h.putQueue("q", ocypod.DefaultQueueSettings())
 		id := h.create("q", ocypod.JobSpec{})
 		before := h.snapshot()
-		wantKind(t, "Heartbeat(queued)", h.s.Heartbeat(h.ctx, id), ocypod.KindConflict,
-			"Cannot heartbeat job 1, job is not running")
-		wantKind(t, "Heartbeat(missing)", h.s.Heartbeat(h.ctx, 7), ocypod.KindNotFound, "Job with ID 7 does not exist")
+		wantKind(t, "Heartbeat(queued)", h.s.Heartbeat(h.ctx, id, nil), ocypod.KindConflict,
+			fmt.Sprintf("Cannot heartbeat job %d, job is not running", id))
+		wantKind(t, "Heartbeat(missing)", h.s.Heartbeat(h.ctx, 7, nil), ocypod.KindNotFound, "Job with ID 7 does not exist")
 		h.wantUnchanged("refused heartbeats", before)
 		h.take("q", id)
 		h.clock.Advance(1500 * time.Millisecond)
-		if err := h.s.Heartbeat(h.ctx, id); err != nil {
+		if err := h.s.Heartbeat(h.ctx, id, nil); err != nil {
 			t.Fatalf("Heartbeat = %v", err)
 		}
 		if j := h.job(id); !reflect.DeepEqual(j.LastHeartbeat, ptime(t0.Add(1500*time.Millisecond))) {
 			t.Fatalf("LastHeartbeat = %v, want %v", j.LastHeartbeat, t0.Add(1500*time.Millisecond))
 		}
 		h.setStatus(id, ocypod.StatusCompleted)
-		wantKind(t, "Heartbeat(completed)", h.s.Heartbeat(h.ctx, id), ocypod.KindConflict, "")
+		wantKind(t, "Heartbeat(completed)", h.s.Heartbeat(h.ctx, id, nil), ocypod.KindConflict, "")
 	}},
 	{name: "job missing", run: func(t *testing.T, h *harness) {
 		h.putQueue("q", ocypod.DefaultQueueSettings())
@@ -162,12 +163,12 @@ var jobCases = []conformanceCase{
 		wantKind(t, "JobStatus", err, ocypod.KindNotFound, msg)
 		wantKind(t, "DeleteJob", h.s.DeleteJob(h.ctx, 42), ocypod.KindNotFound, msg)
 		// An empty PATCH on a missing job is a 404 (upstream answered 204).
-		wantKind(t, "UpdateJob({})", h.s.UpdateJob(h.ctx, 42, ocypod.JobUpdate{}), ocypod.KindNotFound, msg)
-		wantKind(t, "UpdateJob(cancel)", h.s.UpdateJob(h.ctx, 42, ocypod.JobUpdate{Status: status(ocypod.StatusCancelled)}),
+		wantKind(t, "UpdateJob({})", h.update(42, ocypod.JobUpdate{}), ocypod.KindNotFound, msg)
+		wantKind(t, "UpdateJob(cancel)", h.update(42, ocypod.JobUpdate{Status: status(ocypod.StatusCancelled)}),
 			ocypod.KindNotFound, msg)
 		h.wantUnchanged("operations on a missing job", before)
 		id := h.create("q", ocypod.JobSpec{})
-		if err := h.s.UpdateJob(h.ctx, id, ocypod.JobUpdate{}); err != nil {
+		if _, _, err := h.s.UpdateJob(h.ctx, id, ocypod.JobUpdate{}, nil); err != nil {
 			t.Fatalf("UpdateJob({}) on an existing job = %v", err)
 		}
 	}},
@@ -189,8 +190,8 @@ var jobCases = []conformanceCase{
 			}
 			h.checkInvariants()
 		}
-		if n := h.rdb.SCard(h.ctx, h.keys.JobQueues()).Val(); n != 0 {
-			t.Errorf("jobqueues has %d names after every job was deleted", n)
+		if q := h.info().Queues; len(q) != 1 || q["q"] != (ocypod.QueueCounts{}) {
+			t.Errorf("info after every job was deleted = %+v, want q with no job", q)
 		}
 		if s := h.info().Statistics; s.Created != 6 {
 			t.Errorf("statistics = %+v, deletes must not change them", s)

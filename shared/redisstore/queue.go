@@ -3,187 +3,454 @@ package redisstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
 	"slices"
-	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
 )
 
-// PutQueue creates the queue name or replaces all of its settings (missing
-// fields are not merged: s is the whole new setting). Durations are stored
-// in whole seconds. created reports whether the queue is new. Jobs already
-// created keep their settings. Returns ocypod.InvalidQueueName for a bad
-// name.
+// shardInfo is what a process knows of a sharded queue: the shards new
+// jobs go to (k), the partitions that may hold its jobs (span), and when it
+// learnt that. Every create and take reply from a queue's partition
+// refreshes it; reads that fan out over a queue's partitions refresh it
+// from the queue's settings once it is older than shardTTL, so a process
+// that only reads (a Lambda answering queue sizes) sees every partition of
+// a queue sharded by another process.
+type shardInfo struct {
+	k, span int
+	at      time.Time
+}
+
+// shardTTL is how long what a process knows of a queue's shards is trusted
+// by the reads that fan out over them.
+const shardTTL = 10 * time.Second
+
+func (s *Store) shardOf(q string) shardInfo {
+	if s.l.P == 1 {
+		return shardInfo{k: 1, span: 1}
+	}
+	if v, ok := s.shardCache.Load(q); ok {
+		return v.(shardInfo)
+	}
+	return shardInfo{k: 1, span: 1}
+}
+
+// shards is how many shards new jobs of queue q spread over.
+func (s *Store) shards(q string) int { return max(s.shardOf(q).k, 1) }
+
+// span is how many partitions may hold jobs of queue q, as far as this
+// process knows.
+func (s *Store) span(q string) int { return max(s.shardOf(q).span, s.shards(q), 1) }
+
+// freshSpan is span, first read again from the queue's settings (one
+// HGET) when what this process knows of it is missing or older than
+// shardTTL. A failed read leaves it as it was: the operation that follows
+// meets the same Redis and reports its own error.
+func (s *Store) freshSpan(ctx context.Context, q string) int {
+	if s.l.P == 1 {
+		return 1
+	}
+	if v, ok := s.shardCache.Load(q); ok && time.Since(v.(shardInfo).at) < shardTTL {
+		return s.span(q)
+	}
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	text, err := s.rdb.HGet(ctx, s.l.key(s.l.home(q), "q"), q).Result()
+	var st storedQueue
+	switch {
+	case errors.Is(err, redis.Nil):
+		s.noteShards(q, []int{1, 1})
+	case err == nil && json.Unmarshal([]byte(text), &st) == nil:
+		s.noteShards(q, []int{st.Shards, st.Span})
+	}
+	return s.span(q)
+}
+
+// noteShards records a queue's shards from a reply ([k, span]).
+func (s *Store) noteShards(q string, ks []int) {
+	if s.l.P == 1 || len(ks) != 2 {
+		return
+	}
+	s.shardCache.Store(q, shardInfo{k: max(ks[0], 1), span: max(ks[1], ks[0], 1), at: time.Now()})
+}
+
+// pickShard chooses the shard (0..k-1) of a new job: by its key, so one
+// key always lands in the same shard, else at random.
+func (s *Store) pickShard(queue, key string, k int) int {
+	if key == "" {
+		return rand.IntN(k)
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(queue + " " + key))
+	return int(h.Sum32() % uint32(k))
+}
+
+// queueSettingsArg is PUT's settings for put_queue.lua.
+func queueSettingsArg(qs ocypod.QueueSettings) map[string]any {
+	a := map[string]any{"t": secs(qs.Timeout), "h": secs(qs.HeartbeatTimeout), "e": secs(qs.ExpiresAfter),
+		"r": flexNumOf(qs.Retries)}
+	if d := encodeDelays(qs.RetryDelays); d != "" {
+		a["d"] = d
+	}
+	return a
+}
+
+func flexNumOf(n uint64) any { return num(n) }
+
+// PutQueue creates the queue name or replaces its Ocypod settings (timeout,
+// heartbeat_timeout, expires_after, retries, retry_delays: missing fields
+// are not merged: qs is the whole new setting). The extension settings
+// (paused, concurrency, ...) are changed by PatchQueue only and stay.
+// created reports whether the queue is new. Jobs already created keep
+// their settings. Returns ocypod.InvalidQueueName for a bad name.
 func (s *Store) PutQueue(ctx context.Context, name string, qs ocypod.QueueSettings) (created bool, err error) {
 	fail := func(err error) (bool, error) { return false, fmt.Errorf("redisstore: put queue %q: %w", name, err) }
 	if !ocypod.ValidQueueName(name) {
 		return fail(ocypod.InvalidQueueName())
 	}
-	delays, err := encodeDelays(qs.RetryDelays)
-	if err != nil {
-		return fail(ocypod.Internal(err))
+	home := s.l.home(name)
+	var got struct {
+		Created  bool   `json:"created"`
+		Settings string `json:"settings"`
 	}
-	arr, err := s.runQueue(ctx, scriptPutQueue, name,
-		secs(qs.Timeout), secs(qs.HeartbeatTimeout), secs(qs.ExpiresAfter),
-		strconv.FormatUint(qs.Retries, 10), delays)
+	r, err := s.run(ctx, &call{sc: scriptPutQueue, p: home, queue: name,
+		args: map[string]any{"settings": queueSettingsArg(qs), "home": home}}, &got)
+	if err == nil && r.Err != "" {
+		err = refusal(r, 0, name, nil)
+	}
 	if err != nil {
 		return fail(err)
 	}
-	n, err := replyInt(arr, 1)
-	if err != nil {
+	if err := s.replicate(ctx, name, got.Settings); err != nil {
 		return fail(err)
 	}
-	return n == 1, nil
+	return got.Created, nil
+}
+
+// replicate copies the settings text of a sharded queue to its other
+// partitions (one pipelined round), each copy with its shard index.
+// Nothing to do for an unsharded queue.
+func (s *Store) replicate(ctx context.Context, name, text string) error {
+	var st storedQueue
+	if err := json.Unmarshal([]byte(text), &st); err != nil {
+		return ocypod.Internal(fmt.Errorf("queue %q: unreadable settings: %v", name, err))
+	}
+	s.noteShards(name, []int{st.Shards, st.Span})
+	span := max(st.Span, st.Shards, 1)
+	if span <= 1 {
+		return nil
+	}
+	var calls []*call
+	for i := 1; i < span; i++ {
+		calls = append(calls, &call{sc: scriptPutQueue, p: s.l.shard(st.Home, i), queue: name,
+			args: map[string]any{"replica": text, "index": i}})
+	}
+	_, errs := s.runAll(ctx, calls, make([]any, len(calls)))
+	return errors.Join(errs...)
 }
 
 // GetQueue returns the settings of queue name. Returns ocypod.QueueNotFound
-// when it does not exist, ocypod.InvalidQueueName for a bad name. Missing
-// settings read as zero; unreadable ones give ocypod.Internal.
+// when it does not exist, ocypod.InvalidQueueName for a bad name.
 func (s *Store) GetQueue(ctx context.Context, name string) (ocypod.QueueSettings, error) {
+	fail := func(err error) (ocypod.QueueSettings, error) {
+		return ocypod.QueueSettings{}, fmt.Errorf("redisstore: get queue %q: %w", name, err)
+	}
 	if !ocypod.ValidQueueName(name) {
-		return ocypod.QueueSettings{}, fmt.Errorf("redisstore: get queue %q: %w", name, ocypod.InvalidQueueName())
+		return fail(ocypod.InvalidQueueName())
 	}
-	m, err := s.rdb.HGetAll(ctx, s.keys.Queue(name)).Result()
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	text, err := s.rdb.HGet(ctx, s.l.key(s.l.home(name), "q"), name).Result()
+	if errors.Is(err, redis.Nil) {
+		return fail(ocypod.QueueNotFound(name))
+	}
 	if err != nil {
-		return ocypod.QueueSettings{}, fmt.Errorf("redisstore: get queue %q: %w", name, translate(err))
+		return fail(translate(err))
 	}
-	if len(m) == 0 {
-		return ocypod.QueueSettings{}, fmt.Errorf("redisstore: get queue %q: %w", name, ocypod.QueueNotFound(name))
+	var st storedQueue
+	if err := json.Unmarshal([]byte(text), &st); err != nil {
+		return fail(ocypod.Internal(fmt.Errorf("queue %q: unreadable settings: %v", name, err)))
 	}
-	qs, err := decodeQueue(m)
+	s.noteShards(name, []int{st.Shards, st.Span})
+	qs, err := st.settings()
 	if err != nil {
-		return ocypod.QueueSettings{}, fmt.Errorf("redisstore: get queue %q: %w", name, ocypod.Internal(err))
+		return fail(ocypod.Internal(fmt.Errorf("queue %q: %v", name, err)))
 	}
 	return qs, nil
 }
 
-func decodeQueue(m map[string]string) (ocypod.QueueSettings, error) {
-	var d decoder
-	qs := ocypod.QueueSettings{
-		Timeout:          d.duration(m, "timeout"),
-		HeartbeatTimeout: d.duration(m, "heartbeat_timeout"),
-		ExpiresAfter:     d.duration(m, "expires_after"),
-		Retries:          d.uint(m, "retries"),
-		RetryDelays:      d.delays(m, "retry_delays"),
-	}
-	return qs, d.err
-}
-
-// ListQueues returns the names of every queue, sorted byte-wise.
-func (s *Store) ListQueues(ctx context.Context) ([]string, error) {
-	names, err := s.rdb.SMembers(ctx, s.keys.Queues()).Result()
-	if err != nil {
-		return nil, fmt.Errorf("redisstore: list queues: %w", translate(err))
-	}
-	if names == nil {
-		names = []string{}
-	}
-	slices.Sort(names)
-	return names, nil
-}
-
-// DeleteQueue deletes queue name: its settings, its pending list and every
-// job still queued in it (hash and tag memberships). Its running, failed
-// and ended jobs stay and can still finish, fail, be cancelled, expire and be
-// deleted. Returns ocypod.QueueNotFound when it does not exist,
-// ocypod.InvalidQueueName for a bad name. Costs O(queued jobs).
-func (s *Store) DeleteQueue(ctx context.Context, name string) error {
-	fail := func(err error) error { return fmt.Errorf("redisstore: delete queue %q: %w", name, err) }
+// PatchQueue merges p into queue name's settings (PATCH /queue/{name}).
+// Returns ocypod.QueueNotFound, ocypod.InvalidQueueName, ocypod.Invalid for
+// settings that do not fit together (a concurrency or a rate limit burst
+// below the shards of a sharded queue, more shards than partitions).
+// Shards only grow where the queue's jobs may be: lowering them sends new
+// jobs to fewer shards, takes still look at every partition used so far.
+func (s *Store) PatchQueue(ctx context.Context, name string, p ocypod.QueuePatch) error {
+	fail := func(err error) error { return fmt.Errorf("redisstore: patch queue %q: %w", name, err) }
 	if !ocypod.ValidQueueName(name) {
 		return fail(ocypod.InvalidQueueName())
 	}
-	if _, err := s.runQueue(ctx, scriptDeleteQueue, name); err != nil {
+	set, clear, err := s.patchArgs(p)
+	if err != nil {
+		return fail(err)
+	}
+	var got struct {
+		Settings string `json:"settings"`
+		Span     int    `json:"span"`
+	}
+	r, err := s.run(ctx, &call{sc: scriptPatchQueue, p: s.l.home(name), queue: name,
+		args: map[string]any{"set": set, "clear": clear}}, &got)
+	if err == nil && r.Err != "" {
+		err = refusal(r, 0, name, nil)
+	}
+	if err == nil {
+		err = s.replicate(ctx, name, got.Settings)
+	}
+	if err != nil {
 		return fail(err)
 	}
 	return nil
 }
 
-// runQueue runs a script on queue name: KEYS[1] is the queue's settings
-// hash, the name is the first argument after the key prefix, and the reply's
-// code is mapped (ocypod.QueueNotFound when the queue does not exist).
-func (s *Store) runQueue(ctx context.Context, sc *script, name string, args ...any) ([]any, error) {
-	arr, err := s.run(ctx, sc, s.keys.Queue(name), append([]any{name}, args...)...)
-	if err != nil {
-		return nil, err
+// patchArgs is a patch as patch_queue.lua takes it.
+func (s *Store) patchArgs(p ocypod.QueuePatch) (map[string]any, []string, error) {
+	set := map[string]any{}
+	var clear []string
+	opt := func(name string, d *ocypod.Duration) {
+		if d != nil {
+			set[name] = secs(*d)
+		}
 	}
-	if err := queueResult(arr, name); err != nil {
-		return nil, err
+	opt("t", p.Timeout)
+	opt("h", p.HeartbeatTimeout)
+	opt("e", p.ExpiresAfter)
+	if p.Retries != nil {
+		set["r"] = num(*p.Retries)
 	}
-	return arr, nil
-}
-
-// queueResult maps the result code of a queue script.
-func queueResult(arr []any, name string) error {
-	c, err := replyCode(arr)
+	if p.RetryDelaysSet {
+		if d := encodeDelays(p.RetryDelays); d != "" {
+			set["d"] = d
+			clear = append(clear, "bo")
+		} else {
+			clear = append(clear, "d")
+		}
+	}
+	if p.Paused != nil {
+		if *p.Paused {
+			set["pa"] = true
+		} else {
+			clear = append(clear, "pa")
+		}
+	}
+	if p.Concurrency != nil {
+		set["c"] = num(*p.Concurrency)
+	}
 	switch {
-	case err != nil:
-		return err
-	case c == codeOK:
-		return nil
-	case c == codeQueueNotFound:
-		return ocypod.QueueNotFound(name)
+	case p.ClearRateLimit:
+		clear = append(clear, "rl")
+	case p.RateLimit != nil:
+		set["rl"] = map[string]any{"r": p.RateLimit.PerSecond, "b": num(p.RateLimit.Burst)}
 	}
-	return unexpectedCode(c)
+	switch {
+	case p.ClearRetryBackoff:
+		clear = append(clear, "bo")
+	case p.RetryBackoff != nil:
+		set["bo"] = encodeBackoff(p.RetryBackoff)
+		clear = append(clear, "d")
+	}
+	switch {
+	case p.ClearTimeoutRetries:
+		clear = append(clear, "tr")
+	case p.TimeoutRetries != nil:
+		set["tr"] = num(*p.TimeoutRetries)
+	}
+	if p.DeadLetterQueue != nil {
+		if *p.DeadLetterQueue == "" {
+			clear = append(clear, "dl")
+		} else {
+			set["dl"] = *p.DeadLetterQueue
+		}
+	}
+	if p.Shards != nil {
+		k := *p.Shards
+		if k == 0 || k > uint64(s.l.P) {
+			return nil, nil, ocypod.Invalid(fmt.Sprintf("Invalid shards: must be 1 to partitions (%d)", s.l.P))
+		}
+		set["k"] = k
+	}
+	return set, stringList(clear), nil
 }
 
-// QueueSize returns the number of queued jobs of queue name (running and
-// ended jobs are not counted). Returns ocypod.QueueNotFound when it does not
-// exist, ocypod.InvalidQueueName for a bad name.
-func (s *Store) QueueSize(ctx context.Context, name string) (uint64, error) {
-	fail := func(err error) (uint64, error) { return 0, fmt.Errorf("redisstore: size of queue %q: %w", name, err) }
+// DeleteQueue deletes queue name: its settings at once, and its pending
+// (queued, scheduled, waiting) jobs in bounded slices — this call drops
+// a first slice, the sweeper the rest, so a queue of any size never blocks
+// Redis for long. Its running, failed and ended jobs stay and can still
+// finish, fail, be cancelled, expire and be deleted. A queue created again
+// under the same name keeps its own new jobs. Returns ocypod.QueueNotFound
+// when it does not exist, ocypod.InvalidQueueName for a bad name.
+func (s *Store) DeleteQueue(ctx context.Context, name string) error {
+	fail := func(err error) error { return fmt.Errorf("redisstore: delete queue %q: %w", name, err) }
 	if !ocypod.ValidQueueName(name) {
 		return fail(ocypod.InvalidQueueName())
 	}
-	arr, err := s.runQueue(ctx, scriptQueueSize, name)
+	home, span := s.l.home(name), s.freshSpan(ctx, name)
+	r, err := s.run(ctx, &call{sc: scriptDeleteQueue, p: home, queue: name}, nil)
+	if err == nil && r.Err != "" {
+		err = refusal(r, 0, name, nil)
+	}
 	if err != nil {
 		return fail(err)
 	}
-	n, err := replyInt(arr, 1)
-	if err != nil {
-		return fail(err)
+	var calls []*call
+	for i := 1; i < span; i++ {
+		calls = append(calls, &call{sc: scriptDeleteQueue, p: s.l.shard(home, i), queue: name})
 	}
-	return uint64(n), nil
-}
-
-// QueueJobIDs returns the ids of queue name's jobs grouped by status: queued
-// ones in the order they will be taken, the others ascending. Every slice is
-// non-nil. Returns ocypod.QueueNotFound when the queue is not registered (a
-// deliberate difference: Ocypod answered with leftovers), and
-// ocypod.InvalidQueueName for a bad name.
-func (s *Store) QueueJobIDs(ctx context.Context, name string) (ocypod.JobIDs, error) {
-	fail := func(err error) (ocypod.JobIDs, error) {
-		return ocypod.JobIDs{}, fmt.Errorf("redisstore: job ids of queue %q: %w", name, err)
-	}
-	if !ocypod.ValidQueueName(name) {
-		return fail(ocypod.InvalidQueueName())
-	}
-	arr, err := s.runQueue(ctx, scriptQueueJobIDs, name)
-	if err != nil {
-		return fail(err)
-	}
-	var ids ocypod.JobIDs
-	for i, dst := range []*[]uint64{&ids.Queued, &ids.Running, &ids.Failed, &ids.Completed, &ids.Cancelled, &ids.TimedOut} {
-		if *dst, err = replyIDs(arr, i+1); err != nil {
+	if len(calls) > 0 {
+		_, errs := s.runAll(ctx, calls, make([]any, len(calls)))
+		if err := errors.Join(errs...); err != nil {
 			return fail(err)
 		}
 	}
-	return ids, nil
+	s.shardCache.Delete(name)
+	// A first slice now; what is left the sweeper drops.
+	for i := range span {
+		if _, err := s.dropSlice(ctx, s.l.shard(home, i)); err != nil {
+			return fail(err)
+		}
+	}
+	return nil
 }
 
-// secs formats the whole seconds of d, as settings are stored.
-func secs(d ocypod.Duration) string { return strconv.FormatUint(d.Secs, 10) }
+// dropSlice drops up to dropBatch pending jobs of deleted queues in
+// partition p and reports whether more are left.
+func (s *Store) dropSlice(ctx context.Context, p int) (bool, error) {
+	var got struct {
+		Dropped int  `json:"dropped"`
+		More    bool `json:"more"`
+	}
+	r, err := s.run(ctx, &call{sc: scriptDropQueue, p: p, args: map[string]any{"limit": dropBatch}}, &got)
+	if err != nil {
+		return false, err
+	}
+	s.afterCall(ctx, r)
+	return got.More, nil
+}
 
-// encodeDelays is the stored form of retry delays: a JSON array of duration
-// strings in whole seconds, or "" when there are none.
-func encodeDelays(ds []ocypod.Duration) (string, error) {
-	if len(ds) == 0 {
-		return "", nil
+// ListQueues returns the names of every queue, sorted byte-wise (one
+// pipelined round over partitions).
+func (s *Store) ListQueues(ctx context.Context) ([]string, error) {
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.StringSliceCmd, s.l.P)
+	for p := range s.l.P {
+		cmds[p] = pipe.HKeys(ctx, s.l.key(p, "q"))
 	}
-	secs := make([]uint64, len(ds))
-	for i, d := range ds {
-		secs[i] = d.Secs
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("redisstore: list queues: %w", translate(err))
 	}
-	b, err := json.Marshal(secs)
-	return string(b), err
+	names := []string{}
+	for _, c := range cmds {
+		for _, f := range c.Val() {
+			if ocypod.ValidQueueName(f) {
+				names = append(names, f)
+			}
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names), nil
+}
+
+// queueJobs runs queue_jobs.lua on every partition of queue name.
+func (s *Store) queueJobs(ctx context.Context, name string, sizeOnly bool) ([]queueJobsReply, error) {
+	if !ocypod.ValidQueueName(name) {
+		return nil, ocypod.InvalidQueueName()
+	}
+	home, span := s.l.home(name), s.freshSpan(ctx, name)
+	calls := make([]*call, span)
+	outs := make([]any, span)
+	for i := range span {
+		calls[i] = &call{sc: scriptQueueJobs, p: s.l.shard(home, i), queue: name, args: map[string]any{"size_only": sizeOnly}}
+		outs[i] = new(queueJobsReply)
+	}
+	replies, errs := s.runAll(ctx, calls, outs)
+	res := make([]queueJobsReply, span)
+	for i := range span {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		if replies[i].Err != "" {
+			if i == 0 {
+				return nil, refusal(replies[i], 0, name, nil)
+			}
+			continue // a shard partition the queue has not reached yet
+		}
+		res[i] = *outs[i].(*queueJobsReply)
+	}
+	return res, nil
+}
+
+type queueJobsReply struct {
+	Size uint64            `json:"size"`
+	IDs  dict[list[idStr]] `json:"ids"`
+}
+
+// QueueSize returns the number of queued jobs of queue name (running and
+// ended jobs are not counted). Returns ocypod.QueueNotFound,
+// ocypod.InvalidQueueName.
+func (s *Store) QueueSize(ctx context.Context, name string) (uint64, error) {
+	rs, err := s.queueJobs(ctx, name, true)
+	if err != nil {
+		return 0, fmt.Errorf("redisstore: size of queue %q: %w", name, err)
+	}
+	var n uint64
+	for _, r := range rs {
+		n += r.Size
+	}
+	return n, nil
+}
+
+// codeStatus maps idx status codes (lib.lua's CODE) to statuses.
+var codeStatus = map[string]ocypod.Status{
+	"q": ocypod.StatusQueued, "r": ocypod.StatusRunning, "f": ocypod.StatusFailed,
+	"c": ocypod.StatusCompleted, "x": ocypod.StatusCancelled, "t": ocypod.StatusTimedOut,
+	"s": ocypod.StatusScheduled, "w": ocypod.StatusWaiting,
+}
+
+// QueueJobIDs returns the ids of queue name's jobs grouped by status:
+// queued ones in the order they will be taken, the others ascending. Every
+// Ocypod slice is non-nil. Returns ocypod.QueueNotFound when the queue is
+// not registered (a deliberate difference: Ocypod answered with
+// leftovers), and ocypod.InvalidQueueName for a bad name.
+func (s *Store) QueueJobIDs(ctx context.Context, name string) (ocypod.JobIDs, error) {
+	rs, err := s.queueJobs(ctx, name, false)
+	if err != nil {
+		return ocypod.JobIDs{}, fmt.Errorf("redisstore: job ids of queue %q: %w", name, err)
+	}
+	res := ocypod.JobIDs{Queued: []uint64{}, Running: []uint64{}, Failed: []uint64{}, Completed: []uint64{},
+		Cancelled: []uint64{}, TimedOut: []uint64{}}
+	dst := map[ocypod.Status]*[]uint64{
+		ocypod.StatusQueued: &res.Queued, ocypod.StatusRunning: &res.Running, ocypod.StatusFailed: &res.Failed,
+		ocypod.StatusCompleted: &res.Completed, ocypod.StatusCancelled: &res.Cancelled,
+		ocypod.StatusTimedOut: &res.TimedOut, ocypod.StatusScheduled: &res.Scheduled, ocypod.StatusWaiting: &res.Waiting,
+	}
+	for _, r := range rs {
+		for code, l := range r.IDs {
+			if st, ok := codeStatus[code]; ok {
+				*dst[st] = append(*dst[st], ids(l)...)
+			}
+		}
+	}
+	for st, d := range dst {
+		if st != ocypod.StatusQueued && len(rs) > 1 {
+			slices.Sort(*d)
+		}
+	}
+	return res, nil
 }

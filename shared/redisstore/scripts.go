@@ -1,86 +1,179 @@
 package redisstore
 
 import (
+	"crypto/sha1"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// scriptFiles holds every Lua script. lib.lua is not a script of its own: it
-// is prepended to each of the others (see loadScript).
+// scriptFiles holds every Lua script. lib.lua is not a script of its own:
+// the helpers of it that a script uses are put in front of it.
 //
 //go:embed scripts/*.lua
 var scriptFiles embed.FS
 
-// libName is the shared helper file prepended to every script.
+// libName is the shared helper file.
 const libName = "lib.lua"
 
-// Result codes: the first element of a script's reply. lib.lua defines the
-// same values (TestLuaCodesMatchGo compares them).
-const (
-	codeOK            = 0
-	codeJobNotFound   = 1
-	codeQueueNotFound = 2
-	codeConflict      = 3
-	codeNotRunning    = 4
-	codeCorrupt       = 5
-)
-
-// The scripts, one per operation; each file's opening comment documents its
-// KEYS, ARGV and reply.
+// The scripts, one per operation; each file's opening comment documents
+// its argument and reply.
 var (
-	scriptPutQueue     = loadScript("put_queue.lua")
-	scriptDeleteQueue  = loadScript("delete_queue.lua")
-	scriptQueueSize    = loadScript("queue_size.lua")
-	scriptQueueJobIDs  = loadScript("queue_job_ids.lua")
-	scriptCreateJob    = loadScript("create_job.lua")
-	scriptNextJob      = loadScript("next_job.lua")
-	scriptUpdateJob    = loadScript("update_job.lua")
-	scriptSetJobOutput = loadScript("set_job_output.lua")
-	scriptHeartbeat    = loadScript("heartbeat.lua")
-	scriptDeleteJob    = loadScript("delete_job.lua")
-	scriptInfo         = loadScript("info.lua")
-	scriptSweepTimeout = loadScript("sweep_timeouts.lua")
-	scriptSweepRetries = loadScript("sweep_retries.lua")
-	scriptSweepExpiry  = loadScript("sweep_expiry.lua")
+	scriptCreateJob   = loadScript("create_job.lua")
+	scriptTake        = loadScript("take.lua")
+	scriptUpdateJob   = loadScript("update_job.lua")
+	scriptHeartbeat   = loadScript("heartbeat.lua")
+	scriptSetOutput   = loadScript("set_output.lua")
+	scriptDeleteJob   = loadScript("delete_job.lua")
+	scriptGetJob      = loadScript("get_job.lua")
+	scriptRetryJob    = loadScript("retry_job.lua")
+	scriptPutQueue    = loadScript("put_queue.lua")
+	scriptPatchQueue  = loadScript("patch_queue.lua")
+	scriptDeleteQueue = loadScript("delete_queue.lua")
+	scriptDropQueue   = loadScript("drop_queue.lua")
+	scriptQueueJobs   = loadScript("queue_jobs.lua")
+	scriptInfo        = loadScript("info.lua")
+	scriptSweep       = loadScript("sweep.lua")
+	scriptApply       = loadScript("apply.lua")
+	scriptList        = loadScript("list.lua")
+	scriptWorkers     = loadScript("workers.lua")
+	scriptRetryGroup  = loadScript("retry_group.lua")
+	scriptSchedule    = loadScript("schedule.lua")
+	scriptUpgrade     = loadScript("upgrade.lua")
 )
 
-// script is one Lua script, built on first use: building it scans lib.lua,
-// and a Lambda function only ever runs one or a few of the scripts, so none
-// of that work is paid at init.
+// script is one Lua script, built on first use (building it scans lib.lua,
+// and a Lambda function only ever runs a few of the scripts).
 type script struct {
 	name string
-	get  func() *redis.Script
+	get  func() *built
 }
 
-// loaded records the file behind each script, for the test that every
-// embedded file is used and loads on a real server.
+// built is a script ready to run: its source and the names of the keys it
+// takes, in KEYS order (see keyNames); variadic is set when it also takes
+// one wake list per queue after them (KW).
+type built struct {
+	rs       *redis.Script
+	src      string
+	keys     []string
+	variadic bool
+	// fn is the script's name as a Redis Function (see library).
+	fn string
+}
+
+// loaded records every script, for the tests that each embedded file is
+// used and loads on a real server.
 var loaded = map[string]*script{}
 
-// loadScript declares the script in scripts/<name>, with the lib.lua
-// helpers it uses in front of it. It panics at start-up if the file is
-// missing: that is a build error.
+// loadScript declares the script in scripts/<name>. It panics at start-up
+// if the file is missing: that is a build error.
 func loadScript(name string) *script {
 	if _, err := fs.Stat(scriptFiles, path.Join("scripts", name)); err != nil {
 		panic(fmt.Sprintf("redisstore: embedded script %s: %v", name, err))
 	}
-	sc := &script{name: name, get: sync.OnceValue(func() *redis.Script {
-		return redis.NewScript(scriptSource(name))
-	})}
+	sc := &script{name: name, get: sync.OnceValue(func() *built { return build(name) })}
 	loaded[name] = sc
 	return sc
 }
 
-// scriptSource is the full source of the script in scripts/<name>: the
-// parts of lib.lua it uses, then the script.
-func scriptSource(name string) string {
+// keyRef finds the keys Lua code uses: every K.<name>, and KW.
+var keyRef = regexp.MustCompile(`\bK\.([a-z]+)\b|\bKW\b`)
+
+// build composes the script in scripts/<name>: a prelude binding its keys
+// and argument, the lib.lua helpers it uses, then the script itself. The
+// keys are exactly those the code mentions, so a script never touches a key
+// it did not declare.
+func build(name string) *built {
 	body := readScript(name)
-	return libFor(body) + "\n" + body
+	code := libFor(body) + "\n" + body
+	b := &built{}
+	for _, m := range keyRef.FindAllStringSubmatch(code, -1) {
+		switch {
+		case m[0] == "KW":
+			b.variadic = true
+		case !slices.Contains(b.keys, m[1]):
+			b.keys = append(b.keys, m[1])
+		}
+	}
+	slices.Sort(b.keys)
+	var pre strings.Builder
+	pre.WriteString("local K = {")
+	for i, k := range b.keys {
+		fmt.Fprintf(&pre, "%s = KEYS[%d], ", k, i+1)
+	}
+	pre.WriteString("}\n")
+	if b.variadic {
+		fmt.Fprintf(&pre, "local KW = {}\nfor i = %d, #KEYS do KW[#KW + 1] = KEYS[i] end\n", len(b.keys)+1)
+	}
+	pre.WriteString("local A = cjson.decode(ARGV[1])\n")
+	b.src = pre.String() + code
+	b.rs = redis.NewScript(b.src)
+	b.fn = libraryName() + "_" + strings.TrimSuffix(name, ".lua")
+	return b
+}
+
+// opName is the Lua function a script body becomes in the library.
+func opName(name string) string { return "op_" + strings.TrimSuffix(name, ".lua") }
+
+// libraryBody is every script as one Redis Functions library, without its
+// header and registrations: lib.lua once, then each script body as a
+// function. Servers that have FUNCTION (Redis 7+, Valkey) load it once and
+// then run each call without re-creating the helpers; elsewhere (miniredis)
+// the store sends each script with EVALSHA. The code is the same either way:
+// only the prelude binding K, KW and A differs.
+var libraryBody = sync.OnceValue(func() string {
+	var bodies, ops strings.Builder
+	for _, name := range sortedLoaded() {
+		body := readScript(name)
+		bodies.WriteString(body)
+		fmt.Fprintf(&ops, "local function %s()\n%send\n", opName(name), body)
+	}
+	return "local K, KW, A\n" + libFor(bodies.String()) + ops.String() + `local function bind(names, keys)
+  local k = {}
+  for i, n in ipairs(names) do k[n] = keys[i] end
+  local kw = {}
+  for i = #names + 1, #keys do kw[#kw + 1] = keys[i] end
+  return k, kw
+end
+`
+})
+
+// libraryName is the library's name: "ocyless_" and a hash of its code, so
+// two versions of the store on one Redis never call each other's code.
+var libraryName = sync.OnceValue(func() string {
+	sum := sha1.Sum([]byte(libraryBody()))
+	return "ocyless_" + hex.EncodeToString(sum[:6])
+})
+
+// library is the whole library as FUNCTION LOAD takes it: header, body and
+// one registration per script, binding the keys the script declares.
+var library = sync.OnceValue(func() string {
+	var reg strings.Builder
+	for _, n := range sortedLoaded() {
+		b := loaded[n].get()
+		fmt.Fprintf(&reg, "redis.register_function('%s', function(keys, args)\n"+
+			"  K, KW = bind({'%s'}, keys)\n  A = cjson.decode(args[1])\n  NOTES = {}\n  return %s()\nend)\n",
+			b.fn, strings.Join(b.keys, "', '"), opName(n))
+	}
+	return "#!lua name=" + libraryName() + "\n" + libraryBody() + reg.String()
+})
+
+// sortedLoaded is every script's file name, sorted.
+func sortedLoaded() []string {
+	names := make([]string, 0, len(loaded))
+	for n := range loaded {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // libBlock is one top-level definition of lib.lua ("local function f" or
@@ -94,8 +187,7 @@ type libBlock struct {
 
 // libFor returns the blocks of lib.lua that body uses, directly or through
 // other blocks, in their original order. Every script runs its whole prelude
-// on each call, and creating some forty unused closures per call measurably
-// costs Redis CPU; a script only pays for what it uses.
+// on each call; a script only pays for what it uses.
 func libFor(body string) string {
 	blocks := parsedLib()
 	need := map[string]bool{}
@@ -128,7 +220,9 @@ func libFor(body string) string {
 var parsedLib = sync.OnceValue(func() []libBlock { return libBlocks(readScript(libName)) })
 
 // libBlocks splits lib.lua at its top-level "local" lines; text before the
-// first one (the file's header comment) is dropped.
+// first one (the file's header comment) is dropped. Top-level statements
+// that are not definitions (a loop filling a table) belong to the block
+// above them.
 func libBlocks(src string) []libBlock {
 	var blocks []libBlock
 	var pending strings.Builder // comment lines waiting for their block
@@ -189,16 +283,3 @@ func readScript(name string) string {
 	}
 	return strings.TrimRight(string(b), "\n") + "\n"
 }
-
-// ScriptBody returns the embedded text of scripts/<name> (e.g.
-// "create_job.lua") and ScriptSource the exact source the store runs for
-// it; LibFor returns the lib.lua helpers that a Lua body uses. They exist
-// for tools that must run the store's own code, such as the benchmarks'
-// bulk seeding; they panic on an unknown name.
-func ScriptBody(name string) string { return readScript(name) }
-
-// ScriptSource: see ScriptBody.
-func ScriptSource(name string) string { return scriptSource(name) }
-
-// LibFor: see ScriptBody.
-func LibFor(body string) string { return libFor(body) }

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io/fs"
 	"reflect"
-	"strconv"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ocyless/ocyless/shared/ocypod"
 	"github.com/ocyless/ocyless/shared/redistest"
 )
 
@@ -28,7 +30,6 @@ func TestEveryScriptIsUsedAndLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	ctx := context.Background()
 	seen := map[string]bool{}
 	for _, f := range files {
 		name := f[len("scripts/"):]
@@ -41,16 +42,41 @@ func TestEveryScriptIsUsedAndLoads(t *testing.T) {
 			t.Errorf("%s is embedded but no script uses it", name)
 			continue
 		}
-		sha, err := srv.Client().ScriptLoad(ctx, scriptSource(name)).Result()
+		b := sc.get()
+		sha, err := srv.Client().ScriptLoad(t.Context(), b.src).Result()
 		if err != nil {
 			t.Errorf("SCRIPT LOAD %s: %v", name, err)
-		} else if sha != sc.get().Hash() {
-			t.Errorf("SCRIPT LOAD %s = %s, want %s", name, sha, sc.get().Hash())
+		} else if sha != b.rs.Hash() {
+			t.Errorf("SCRIPT LOAD %s = %s, want %s", name, sha, b.rs.Hash())
 		}
 	}
 	for name := range loaded {
 		if !seen[name] {
 			t.Errorf("script %s is not embedded", name)
+		}
+	}
+}
+
+// knownKeys are the key names partKey can build; a script naming another
+// would get a key no other script uses.
+var knownKeys = []string{"ap", "apt", "ctr", "deps", "dq", "drop", "due", "err", "exp", "fg", "fgc", "hist",
+	"idx", "inp", "j", "keys", "meta", "ob", "obt", "out", "q", "rl", "run", "sch", "schl", "scht", "st", "tag", "tot", "trk",
+	"wake", "wk", "wks"}
+
+func TestScriptsDeclareKnownKeys(t *testing.T) {
+	t.Parallel()
+	for name, sc := range loaded {
+		b := sc.get()
+		if len(b.keys) == 0 {
+			t.Errorf("%s takes no key: ElastiCache refuses scripts without keys", name)
+		}
+		for _, k := range b.keys {
+			if !slices.Contains(knownKeys, k) {
+				t.Errorf("%s uses key K.%s, which the store does not know", name, k)
+			}
+		}
+		if strings.Contains(b.src, "KEYS[1] ..") || strings.Contains(b.src, "ARGV[1] ..") {
+			t.Errorf("%s builds a key name in Lua", name)
 		}
 	}
 }
@@ -66,62 +92,44 @@ func luaBackends(t *testing.T) map[string]redis.UniversalClient {
 	return map[string]redis.UniversalClient{"redis": srv.Client(), "miniredis": mini}
 }
 
-// evalLib runs lib.lua followed by body with the key prefix as ARGV[1].
-func evalLib(t *testing.T, rdb redis.UniversalClient, k keys, body string, args ...any) any {
+// evalLib runs lib.lua followed by body, with K holding one scratch key and
+// A the common arguments.
+func evalLib(t *testing.T, rdb redis.UniversalClient, body string) any {
 	t.Helper()
-	src := readScript(libName) + "\n" + body
-	res, err := rdb.Eval(context.Background(), src, []string{k.Queues()}, append([]any{k.Prefix()}, args...)...).Result()
+	now := time.Date(2024, 3, 1, 10, 0, 0, 123456000, time.UTC)
+	src := fmt.Sprintf("local K = {z = KEYS[1]}\nlocal A = {now = '%d', ms = %d, p = 0, P = 1}\n%s\n%s",
+		now.UnixMicro(), now.UnixMilli(), readScript(libName), body)
+	res, err := rdb.Eval(context.Background(), src, []string{"{" + t.Name() + "}:z"}).Result()
 	if err != nil {
 		t.Fatalf("eval %q: %v", body, err)
 	}
 	return res
 }
 
-func TestLuaKeysMatchGo(t *testing.T) {
+// TestLuaMatchesGo checks that the Lua and Go sides of the layout agree:
+// lex encodings, escaping, and the metadata field names.
+func TestLuaMatchesGo(t *testing.T) {
 	t.Parallel()
-	k := newKeys("ns.1-x_Y")
-	const body = `
-local q, id, tag = ARGV[2], ARGV[3], ARGV[4]
-local r = {k_queues(), k_queue(q), k_pending(q), k_jobqueues(), k_seq(), k_job_id(),
-  k_job(id), k_running(), k_failed(), k_ended(), k_tag(tag), k_stats()}
-for _, st in ipairs(INDEXED) do r[#r + 1] = k_index(q, st) end
-return r`
 	for name, rdb := range luaBackends(t) {
-		for _, in := range []struct {
-			queue string
-			id    uint64
-			tag   string
-		}{
-			{"q", 1, "t"},
-			{"a.b-c_D9", 18446744073709551615, "ü {x}:y*"},
-		} {
-			want := []any{k.Queues(), k.Queue(in.queue), k.QueueJobs(in.queue), k.JobQueues(), k.Seq(), k.JobID(),
-				k.Job(in.id), k.Running(), k.Failed(), k.Ended(), k.Tag(in.tag), k.Stats()}
-			for _, st := range ocypod.Statuses[1:] {
-				want = append(want, k.QueueStatus(in.queue, st))
-			}
-			got := evalLib(t, rdb, k, body, in.queue, strconv.FormatUint(in.id, 10), in.tag)
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("%s: Lua keys = %q, want %q", name, got, want)
+		for _, n := range []uint64{0, 9, 10, 123456789, 9007199254740991} {
+			if got := evalLib(t, rdb, fmt.Sprintf("return lp('%d')", n)); got != lp(n) {
+				t.Errorf("%s: lp(%d) = %q, want %q", name, n, got, lp(n))
 			}
 		}
-	}
-}
-
-func TestLuaCodesMatchGo(t *testing.T) {
-	t.Parallel()
-	_, rdb := redistest.Miniredis(t)
-	got := evalLib(t, rdb, newKeys(""), `return {OK, JOB_NOT_FOUND, QUEUE_NOT_FOUND, CONFLICT, NOT_RUNNING, CORRUPT}`)
-	want := []any{int64(codeOK), int64(codeJobNotFound), int64(codeQueueNotFound), int64(codeConflict), int64(codeNotRunning), int64(codeCorrupt)}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("Lua codes = %v, want %v", got, want)
-	}
-	var statuses []any
-	for _, st := range ocypod.Statuses[1:] {
-		statuses = append(statuses, string(st))
-	}
-	if got := evalLib(t, rdb, newKeys(""), `return INDEXED`); !reflect.DeepEqual(got, statuses) {
-		t.Fatalf("Lua INDEXED = %v, want %v", got, statuses)
+		for _, s := range []string{"plain", "a b", "a!b", "! !", "ü {x}:y*", ""} {
+			if got := evalLib(t, rdb, fmt.Sprintf("return esc(%q)", s)); got != escLex(s) {
+				t.Errorf("%s: esc(%q) = %q, want %q", name, s, got, escLex(s))
+			}
+		}
+		got := evalLib(t, rdb, `local n = 0
+for long, short in pairs(META) do
+  if LONG[short] ~= long then return 'LONG[' .. short .. '] = ' .. tostring(LONG[short]) end
+  n = n + 1
+end
+return n`)
+		if n, ok := got.(int64); !ok || n < 30 {
+			t.Errorf("%s: META/LONG check = %v", name, got)
+		}
 	}
 }
 
@@ -137,27 +145,57 @@ func TestLuaNumbers(t *testing.T) {
 		{`int_str(9007199254740992)`, "+inf"},
 		{`int_str(math.huge)`, "+inf"},
 		{`int_str(ms('18446744073709551615') + 18446744073709551615 * 1000)`, "+inf"},
-		{`int_str(redis.call('INCR', KEYS[1] .. ':n'))`, "1"},
-		{`tostring(retry_delay({retry_delays = '[10,60]', retries_attempted = '0'}))`, "10"},
-		{`tostring(retry_delay({retry_delays = '[10,60]', retries_attempted = '1'}))`, "60"},
-		{`tostring(retry_delay({retry_delays = '[10,60]', retries_attempted = '5'}))`, "60"},
-		{`tostring(retry_delay({retry_delays = '[1', retries_attempted = '0'}))`, "0"},
-		{`tostring(retry_delay({retry_delays = '["10s"]', retries_attempted = '0'}))`, "0"},
-		{`tostring(retry_delay({retry_delays = '[31557600000]', retries_attempted = '0'}))`, "31557600000"},
-		{`tostring(retry_delay({}))`, "0"},
+		{`tostring(delay_of({retry_delays = '[10,60]', retries_attempted = '0'}))`, "10"},
+		{`tostring(delay_of({retry_delays = '[10,60]', retries_attempted = 1}))`, "60"},
+		{`tostring(delay_of({retry_delays = '[10,60]', retries_attempted = '5'}))`, "60"},
+		{`tostring(delay_of({retry_delays = '[1', retries_attempted = '0'}))`, "0"},
+		{`tostring(delay_of({retry_delays = '[31557600000]', retries_attempted = '0'}))`, "31557600000"},
+		{`tostring(delay_of({}))`, "0"},
+		{`tostring(delay_of({retry_backoff = '{"min":2,"max":100,"factor":3,"jitter":false}', retries_attempted = 2}))`, "18"},
+		{`tostring(delay_of({retry_backoff = '{"min":2,"max":10,"factor":3,"jitter":false}', retries_attempted = 5}))`, "10"},
+		{`tostring(bucket(0))`, "0"},
+		{`tostring(bucket(59.9))`, "59"},
+		{`tostring(bucket(60))`, "60"},
+		{`tostring(bucket(3599))`, "118"},
+		{`tostring(bucket(3600))`, "119"},
+		{`tostring(bucket(86399))`, "141"},
+		{`tostring(bucket(86400))`, "142"},
+		{`tostring(bucket(1e9))`, "171"},
+		{`id_of_member('q q g1000000b12a0c123')`, "123"},
 		// A stored score round-trips exactly.
-		{`redis.call('ZADD', KEYS[1] .. ':z', int_str(ms('1709287200123456')), 'a'); return redis.call('ZSCORE', KEYS[1] .. ':z', 'a')`, "1709287200123"},
+		{`redis.call('ZADD', K.z, int_str(ms('1709287200123456')), 'a'); return redis.call('ZSCORE', K.z, 'a')`, "1709287200123"},
 	}
 	for name, rdb := range luaBackends(t) {
 		for _, c := range cases {
 			body := "return " + c.expr
-			if len(c.expr) > 6 && c.expr[:6] == "redis." {
+			if strings.HasPrefix(c.expr, "redis.") {
 				body = c.expr
 			}
-			got := evalLib(t, rdb, newKeys(redistest.Namespace(t)), body)
+			got := evalLib(t, rdb, body)
 			if fmt.Sprint(got) != c.want {
 				t.Errorf("%s: %s = %v, want %s", name, c.expr, got, c.want)
 			}
+		}
+	}
+}
+
+// TestStoredJobNamesEveryField checks that storedJob has a field for every
+// short name lib.lua stores: encoding/json matches names case-insensitively
+// when no field has the exact name, so "K" (blocked) would land in "k"
+// (key).
+func TestStoredJobNamesEveryField(t *testing.T) {
+	t.Parallel()
+	lib := readScript(libName)
+	start := strings.Index(lib, "local META = {")
+	end := strings.Index(lib[start:], "}") + start
+	tags := map[string]bool{}
+	typ := reflect.TypeOf(storedJob{})
+	for i := range typ.NumField() {
+		tags[strings.Split(typ.Field(i).Tag.Get("json"), ",")[0]] = true
+	}
+	for _, m := range regexp.MustCompile(`(\w+) = '(\w+)'`).FindAllStringSubmatch(lib[start:end], -1) {
+		if !tags[m[2]] {
+			t.Errorf("storedJob has no field for %s (%q)", m[1], m[2])
 		}
 	}
 }

@@ -2,33 +2,73 @@ package redisstore
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"regexp"
 	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ocyless/ocyless/shared/config"
 	"github.com/ocyless/ocyless/shared/ocypod"
 )
 
+// DefaultNamespace is the hash tag used when Options.Namespace is empty.
+const DefaultNamespace = "ocypod"
+
+var namespaceRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// ValidNamespace reports whether ns can be used as Options.Namespace: empty
+// (meaning DefaultNamespace) or 1 to 64 of [A-Za-z0-9_.-]. Those characters
+// can never close the "{...}" hash tag.
+func ValidNamespace(ns string) bool {
+	return ns == "" || namespaceRE.MatchString(ns)
+}
+
 // Options configure a Store.
 type Options struct {
-	// Namespace is Ocypod's key_namespace; it becomes the hash tag of every
-	// key ("{<ns>}:job:1"). Empty means "ocypod". Valid characters:
-	// [A-Za-z0-9_.-], at most 64 bytes.
+	// Namespace is Ocypod's key_namespace; it names the hash tags of every
+	// key ("{<ns>}:j" with one partition). Empty means "ocypod". Valid
+	// characters: [A-Za-z0-9_.-], at most 64 bytes.
 	Namespace string
+	// Partitions is how many partitions (hash tags, so cluster slots) the
+	// namespace's data is spread over: 1 to MaxPartitions; 0 means 1. It
+	// cannot change once the namespace holds data (Open refuses).
+	Partitions int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// SweepBatch is the most jobs one sweep call handles; <= 0 means 100.
+	// Rand returns a uniform number in [0, 1) for retry jitter; nil means
+	// math/rand/v2.
+	Rand func() float64
+	// SweepBatch is the most jobs one sweep call handles per partition;
+	// <= 0 means 100.
 	SweepBatch int
-	// InlineSweep is the most overdue timeouts and due retries that taking a
-	// job also handles, so workers polling a queue see them promptly even
-	// between scheduled sweeps. 0 means 8; negative disables.
+	// InlineSweep is the most overdue timeouts that taking a job also
+	// handles, so workers polling a queue see them promptly even between
+	// scheduled sweeps. 0 means 8; negative disables.
 	InlineSweep int
+	// StatsDays is how many days of per-queue statistics are kept; 0 means
+	// 30.
+	StatsDays int
+	// WorkerExpiry is how long a worker is listed after it last took a job;
+	// 0 means an hour.
+	WorkerExpiry time.Duration
 	// Logger receives one line per job that an inline sweep changed; nil
-	// discards them. (Scheduled sweeps report theirs in SweepResult.)
+	// discards them.
 	Logger *slog.Logger
+	// Scripts selects how scripts run: "functions" loads them once as a
+	// Redis Functions library and calls them with FCALL (Redis 7+,
+	// Valkey), "eval" sends each with EVALSHA, and "" (auto) tries
+	// functions and falls back to EVALSHA where the server has no FUNCTION
+	// (miniredis) or refuses it.
+	Scripts string
 	// Admit, when set, is asked before every operation that stores new
 	// data (creating a job, writing an output); a non-nil error (such as
 	// ocypod.StorageFull) refuses the operation before Redis is touched.
@@ -43,77 +83,155 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	defaultSweepBatch  = 100
-	defaultInlineSweep = 8
+	defaultSweepBatch   = 100
+	defaultInlineSweep  = 8
+	defaultStatsDays    = 30
+	defaultWorkerExpiry = time.Hour
+	// dropBatch is the most pending jobs of a deleted queue one call drops.
+	dropBatch = 200
+	// outboxGrace is how old an outbox entry must be before the outbox sweep
+	// applies it: the request that wrote it applies it itself right after.
+	outboxGrace = 10 * time.Second
+	// appliedKeep is how long a partition remembers an applied effect.
+	appliedKeep = 24 * time.Hour
 )
 
-// Store is the Ocypod job store on Redis. Every operation is one Lua script
-// (or one read command): exactly one round trip, atomic.
+// Store is the job store on Redis. Every operation on one partition is one
+// Lua script (or one read command): one round trip, atomic. Reads that span
+// partitions send one call per partition in one pipelined round.
 //
 // Every method returns nil or an error wrapping an *ocypod.Error (use
 // errors.As or ocypod.ErrorKind): the documented refusals (a missing job or
-// queue, an invalid queue name, a conflict), ocypod.Unavailable when Redis
-// cannot be reached or cannot serve (connection, timeout, LOADING, READONLY,
-// CLUSTERDOWN...), and ocypod.Internal for anything else (unexpected replies,
-// corrupt data). A refused operation writes nothing. A call that fails with
-// Unavailable after its script was sent may or may not have been applied.
+// queue, an invalid value, a conflict), ocypod.Unavailable when Redis cannot
+// be reached or cannot serve, and ocypod.Internal for anything else. A
+// refused operation writes nothing. A call that fails with Unavailable after
+// its script was sent may or may not have been applied.
 type Store struct {
-	rdb         redis.UniversalClient
-	keys        keys
-	now         func() time.Time
-	sweepBatch  int
-	inlineSweep int
-	log         *slog.Logger
-	admit       func(ctx context.Context) error
-	opTimeout   time.Duration
+	rdb  redis.UniversalClient
+	l    *layout
+	o    Options
+	log  *slog.Logger
+	now  func() time.Time
+	rand func() float64
+	// mode is how scripts run (modeAuto until the first call tells).
+	mode atomic.Int32
+	// crashAfterCall makes afterCall stop before applying effects, as a
+	// process dying right after a script would (tests only).
+	crashAfterCall bool
+	// policy caches the eviction policy check of Ping.
+	policy policyCheck
+	// shardCache holds what this process knows of sharded queues
+	// (queue name -> shardInfo).
+	shardCache sync.Map
+	// blockPiece is the longest sub-second BLPOP a long-poll sends: half
+	// the client's read timeout, at most a second.
+	blockPiece time.Duration
 }
 
-// New returns a Store on rdb. It fails if the namespace is invalid (see
-// ValidNamespace); it does not contact Redis.
+// blockPiece is half rdb's read timeout, within (0, 1s]: a hand-made BLPOP
+// of that long always ends before the connection's read deadline.
+func blockPiece(rdb redis.UniversalClient) time.Duration {
+	rt := time.Duration(0)
+	switch c := rdb.(type) {
+	case *redis.Client:
+		rt = c.Options().ReadTimeout
+	case *redis.ClusterClient:
+		rt = c.Options().ReadTimeout
+	}
+	switch {
+	case rt < 0: // no read deadline
+		return time.Second
+	case rt == 0: // go-redis's default, 3s
+		return time.Second
+	}
+	return min(rt/2, time.Second)
+}
+
+// New returns a Store on rdb. It fails if the namespace or the partition
+// count is invalid; it does not contact Redis (see Open).
 func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
 	if rdb == nil {
-		return nil, fmt.Errorf("redisstore: nil Redis client")
+		return nil, errors.New("redisstore: nil Redis client")
 	}
 	if !ValidNamespace(opts.Namespace) {
 		return nil, fmt.Errorf("redisstore: invalid namespace %q: want 1 to 64 of [A-Za-z0-9_.-]", opts.Namespace)
 	}
-	s := &Store{
-		rdb:         rdb,
-		keys:        newKeys(opts.Namespace),
-		now:         opts.Now,
-		sweepBatch:  opts.SweepBatch,
-		inlineSweep: opts.InlineSweep,
-		log:         opts.Logger,
-		admit:       opts.Admit,
-		opTimeout:   opts.OpTimeout,
+	if opts.Partitions < 0 || opts.Partitions > MaxPartitions {
+		return nil, fmt.Errorf("redisstore: invalid partitions %d: want 1 to %d", opts.Partitions, MaxPartitions)
 	}
-	if s.opTimeout == 0 {
-		s.opTimeout = clientTimeout(rdb)
+	ns := opts.Namespace
+	if ns == "" {
+		ns = DefaultNamespace
 	}
+	s := &Store{rdb: rdb, o: opts, l: layoutFor(ns, max(opts.Partitions, 1)), log: opts.Logger, now: opts.Now, rand: opts.Rand,
+		blockPiece: blockPiece(rdb)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	if s.now == nil {
 		s.now = time.Now
 	}
-	if s.sweepBatch <= 0 {
-		s.sweepBatch = defaultSweepBatch
+	if s.rand == nil {
+		s.rand = rand.Float64
+	}
+	switch opts.Scripts {
+	case "", "auto":
+	case "functions":
+		s.mode.Store(modeFunctions)
+	case "eval":
+		s.mode.Store(modeEval)
+	default:
+		return nil, fmt.Errorf("redisstore: invalid script mode %q: want auto, functions or eval", opts.Scripts)
+	}
+	if s.o.OpTimeout == 0 {
+		s.o.OpTimeout = clientTimeout(rdb)
+	}
+	if s.o.SweepBatch <= 0 {
+		s.o.SweepBatch = defaultSweepBatch
 	}
 	switch {
-	case s.inlineSweep == 0:
-		s.inlineSweep = defaultInlineSweep
-	case s.inlineSweep < 0:
-		s.inlineSweep = 0
+	case s.o.InlineSweep == 0:
+		s.o.InlineSweep = defaultInlineSweep
+	case s.o.InlineSweep < 0:
+		s.o.InlineSweep = 0
+	}
+	if s.o.StatsDays <= 0 {
+		s.o.StatsDays = defaultStatsDays
+	}
+	if s.o.WorkerExpiry <= 0 {
+		s.o.WorkerExpiry = defaultWorkerExpiry
 	}
 	return s, nil
 }
 
-// Ping checks that Redis answers (GET /health). It returns
-// ocypod.Unavailable when Redis cannot be reached, ocypod.Internal when it
-// answers anything but PONG or an error.
+// Partitions is the number of partitions.
+func (s *Store) Partitions() int { return s.l.P }
+
+// Ping checks that Redis answers (GET /health): every node holding a
+// partition, and that none evicts keys (maxmemory-policy allkeys-*, read
+// at most once a minute). It returns ocypod.Unavailable when Redis cannot
+// be reached, ocypod.Internal when it answers anything but PONG or an
+// error, or evicts.
 func (s *Store) Ping(ctx context.Context) error {
-	ctx, cancel := s.deadline(ctx)
+	if err := s.ping(ctx); err != nil {
+		return err
+	}
+	if err := s.checkPolicy(ctx); err != nil {
+		return fmt.Errorf("redisstore: ping: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) ping(ctx context.Context) error {
+	ctx, cancel := s.opContext(ctx)
 	defer cancel()
+	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
+		err := cc.ForEachShard(ctx, func(ctx context.Context, c *redis.Client) error { return c.Ping(ctx).Err() })
+		if err != nil {
+			return fmt.Errorf("redisstore: ping: %w", translate(err))
+		}
+		return nil
+	}
 	res, err := s.rdb.Ping(ctx).Result()
 	if err != nil {
 		return fmt.Errorf("redisstore: ping: %w", translate(err))
@@ -124,124 +242,399 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// admitWrite asks Options.Admit, if any, whether new data may be stored.
-func (s *Store) admitWrite(ctx context.Context) error {
-	if s.admit == nil {
-		return nil
-	}
-	return s.admit(ctx)
-}
-
-// deadline bounds an operation's Redis calls by Options.OpTimeout.
-func (s *Store) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
-	if s.opTimeout <= 0 {
+// opContext bounds one operation by Options.OpTimeout.
+func (s *Store) opContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.o.OpTimeout <= 0 {
 		return ctx, func() {}
 	}
-	return context.WithTimeout(ctx, s.opTimeout)
+	return context.WithTimeout(ctx, s.o.OpTimeout)
 }
 
-// nowMicros is the clock as the decimal microseconds the scripts take.
-func (s *Store) nowMicros() string {
-	return strconv.FormatInt(s.now().UnixMicro(), 10)
+// admitWrite asks Options.Admit, if any, whether new data may be stored.
+func (s *Store) admitWrite(ctx context.Context) error {
+	if s.o.Admit == nil {
+		return nil
+	}
+	return s.o.Admit(ctx)
 }
 
-// run runs a script with the key prefix as ARGV[1] and returns its reply,
-// which every script makes an array.
-func (s *Store) run(ctx context.Context, sc *script, key string, args ...any) ([]any, error) {
-	argv := make([]any, 0, len(args)+1)
-	argv = append(argv, s.keys.Prefix())
-	argv = append(argv, args...)
-	ctx, cancel := s.deadline(ctx)
+// call is one script call on one partition.
+type call struct {
+	sc     *script
+	p      int
+	queue  string   // names the "wake" key
+	queues []string // one wake list each (KW)
+	// extra, when set, are the KW keys instead (whole key names).
+	extra []string
+	args  map[string]any
+	now   time.Time
+}
+
+// reply is what every script answers: its own fields, plus the queues its
+// changes made ready (woken), the effects it recorded for other partitions,
+// and an error code.
+type reply struct {
+	raw     []byte
+	p       int               // the partition the call ran on
+	Err     string            `json:"err"`
+	Woken   list[string]      `json:"woken"`
+	Effects list[effectEntry] `json:"effects"`
+}
+
+// keysOf builds the KEYS of c for its script.
+func (s *Store) keysOf(b *built, c *call) []string {
+	keys := make([]string, 0, len(b.keys)+len(c.queues))
+	for _, name := range b.keys {
+		keys = append(keys, s.partKey(c.p, name, c.queue, c.now))
+	}
+	if b.variadic {
+		for _, q := range c.queues {
+			keys = append(keys, s.l.key(c.p, "wake:"+q))
+		}
+		keys = append(keys, c.extra...)
+	}
+	return keys
+}
+
+// partKey is the key called name of partition p; "st" is the statistics
+// of the day of now, "wake" the wake list of queue.
+func (s *Store) partKey(p int, name, queue string, now time.Time) string {
+	switch name {
+	case "st":
+		return s.l.key(p, "st:"+now.UTC().Format(time.DateOnly))
+	case "wake":
+		return s.l.key(p, "wake:"+queue)
+	}
+	return s.l.key(p, name)
+}
+
+// argv is the JSON argument of c: its own fields plus the ones every script
+// gets (now, ms, p, P, rand, stats_ttl).
+func (s *Store) argv(c *call) (string, error) {
+	// The fields every call carries are written by hand (this is on every
+	// request's path); only the call's own arguments go through json.
+	b := make([]byte, 0, 160)
+	b = append(b, `{"now":"`...)
+	b = strconv.AppendInt(b, c.now.UnixMicro(), 10)
+	b = append(b, `","ms":`...)
+	b = strconv.AppendInt(b, c.now.UnixMilli(), 10)
+	b = append(b, `,"p":`...)
+	b = strconv.AppendInt(b, int64(c.p), 10)
+	b = append(b, `,"P":`...)
+	b = strconv.AppendInt(b, int64(s.l.P), 10)
+	b = append(b, `,"rand":`...)
+	b = strconv.AppendFloat(b, s.rand(), 'g', -1, 64)
+	b = append(b, `,"stats_ttl":`...)
+	b = strconv.AppendInt(b, int64(s.o.StatsDays+1)*86400, 10)
+	if _, ok := c.args["queue"]; c.queue != "" && !ok {
+		b = append(b, `,"queue":`...)
+		b = appendJSONString(b, c.queue)
+	}
+	if len(c.args) > 0 {
+		rest, err := json.Marshal(c.args)
+		if err != nil {
+			return "", err
+		}
+		b = append(b, ',')
+		b = append(b, rest[1:]...) // without its '{'
+	} else {
+		b = append(b, '}')
+	}
+	return string(b), nil
+}
+
+// appendJSONString appends s as a JSON string: as is when no byte needs
+// escaping (queue names never do), else through encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// run runs one script call and decodes its reply into out (which may be
+// nil). It returns the reply's common part; a reply with an error code is
+// not an error here (the caller maps the code).
+func (s *Store) run(ctx context.Context, c *call, out any) (*reply, error) {
+	if c.now.IsZero() {
+		c.now = s.now()
+	}
+	arg, err := s.argv(c)
+	if err != nil {
+		return nil, ocypod.Internal(err)
+	}
+	b := c.sc.get()
+	ctx, cancel := s.opContext(ctx)
 	defer cancel()
-	res, err := sc.get().Run(ctx, s.rdb, []string{key}, argv...).Result()
+	res, err := s.exec(ctx, b, s.keysOf(b, c), arg)
 	if err != nil {
 		return nil, translate(err)
 	}
-	arr, ok := res.([]any)
-	if !ok || len(arr) == 0 {
-		return nil, ocypod.Internal(fmt.Errorf("unexpected script reply %T %v", res, res))
+	r, err := decodeReply(res, out)
+	if r != nil {
+		r.p = c.p
 	}
-	return arr, nil
+	return r, err
 }
 
-// replyCode is the result code of a write script's reply.
-func replyCode(arr []any) (int64, error) {
-	c, ok := arr[0].(int64)
-	if !ok {
-		return 0, ocypod.Internal(fmt.Errorf("unexpected script reply %v", arr))
-	}
-	return c, nil
-}
+// Script modes (Options.Scripts).
+const (
+	modeAuto int32 = iota
+	modeFunctions
+	modeEval
+)
 
-// replyString is element i of a reply as a string ("" when absent).
-func replyString(arr []any, i int) string {
-	if i >= len(arr) {
-		return ""
-	}
-	switch v := arr[i].(type) {
-	case string:
-		return v
-	case int64:
-		return strconv.FormatInt(v, 10)
-	}
-	return ""
-}
-
-// replyInt is element i of a reply as an integer.
-func replyInt(arr []any, i int) (int64, error) {
-	if i < len(arr) {
-		switch v := arr[i].(type) {
-		case int64:
-			return v, nil
-		case string:
-			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-				return n, nil
+// exec runs a built script: with FCALL while the server has functions
+// (loading the library where it is missing), else with EVALSHA (EVAL when
+// the server does not have the script yet).
+func (s *Store) exec(ctx context.Context, b *built, keys []string, arg string) (string, error) {
+	if s.mode.Load() != modeEval {
+		res, err := s.rdb.FCall(ctx, b.fn, keys, arg).Text()
+		if functionMissing(err) {
+			if err = s.loadLibrary(ctx); err == nil {
+				res, err = s.rdb.FCall(ctx, b.fn, keys, arg).Text()
 			}
 		}
-	}
-	return 0, ocypod.Internal(fmt.Errorf("unexpected script reply %v: want an integer at %d", arr, i))
-}
-
-// replyIDs is element i of a reply, an array of job ids.
-func replyIDs(arr []any, i int) ([]uint64, error) {
-	if i >= len(arr) {
-		return nil, ocypod.Internal(fmt.Errorf("unexpected script reply %v: want ids at %d", arr, i))
-	}
-	list, ok := arr[i].([]any)
-	if !ok {
-		return nil, ocypod.Internal(fmt.Errorf("unexpected script reply %v: want ids at %d", arr, i))
-	}
-	ids := make([]uint64, 0, len(list))
-	for _, v := range list {
-		s, _ := v.(string)
-		id, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return nil, ocypod.Internal(fmt.Errorf("invalid job id %q in an index", s))
+		switch {
+		case err == nil:
+			s.mode.CompareAndSwap(modeAuto, modeFunctions)
+			return res, nil
+		case s.mode.Load() != modeFunctions && functionsUnsupported(err):
+			// Auto mode on a server without FUNCTION (concurrent first calls
+			// may all land here).
+			s.mode.Store(modeEval)
+			s.log.Debug("Redis Functions are not available here; scripts run with EVALSHA", "reason", err.Error())
+		default:
+			return "", err
 		}
-		ids = append(ids, id)
 	}
-	return ids, nil
+	return b.rs.Run(ctx, s.rdb, keys, arg).Text()
 }
 
-// parseIDs converts the members of an index to job ids.
-func parseIDs(members []string) ([]uint64, error) {
-	ids := make([]uint64, 0, len(members))
-	for _, m := range members {
-		id, err := strconv.ParseUint(m, 10, 64)
-		if err != nil {
-			return nil, ocypod.Internal(fmt.Errorf("invalid job id %q in an index", m))
+// loadLibrary loads the scripts' library (on every primary of a cluster).
+// A library of this name is this very code, so "already exists" is fine.
+func (s *Store) loadLibrary(ctx context.Context) error {
+	load := func(ctx context.Context, c redis.Cmdable) error {
+		err := c.FunctionLoad(ctx, library()).Err()
+		if err != nil && strings.Contains(err.Error(), "already exists") {
+			return nil
 		}
-		ids = append(ids, id)
+		return err
 	}
-	return ids, nil
+	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return load(ctx, c) })
+	}
+	return load(ctx, s.rdb)
 }
 
-// corrupt is the error for a script reply with codeCorrupt.
-func corrupt(arr []any) error {
-	return ocypod.Internal(fmt.Errorf("corrupt data: %s", replyString(arr, 1)))
+// functionMissing reports the error of an FCALL whose library is not
+// loaded on the node that answered.
+func functionMissing(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "Function not found")
 }
 
-// unexpectedCode is the error for a result code a script should not return.
-func unexpectedCode(c int64) error {
-	return ocypod.Internal(fmt.Errorf("unexpected script result code %d", c))
+// functionsUnsupported reports an error that says the server has no Redis
+// Functions (or refuses them): the store then uses EVALSHA.
+func functionsUnsupported(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "unknown command") || strings.Contains(msg, "not allowed") ||
+		strings.Contains(msg, "noperm") || strings.Contains(msg, "not supported")
+}
+
+// decodeReply decodes a script's JSON reply.
+func decodeReply(res string, out any) (*reply, error) {
+	if res == "[]" { // an empty Lua table, as miniredis's cjson writes it
+		res = "{}"
+	}
+	r := &reply{raw: []byte(res)}
+	if err := json.Unmarshal(r.raw, r); err != nil {
+		return nil, ocypod.Internal(fmt.Errorf("unexpected script reply %.200q: %v", res, err))
+	}
+	if out != nil && r.Err == "" {
+		if err := json.Unmarshal(r.raw, out); err != nil {
+			return nil, ocypod.Internal(fmt.Errorf("unexpected script reply %.200q: %v", res, err))
+		}
+	}
+	return r, nil
+}
+
+// runAll runs calls in one pipelined round (a cluster client splits it by
+// node) and decodes each reply into outs[i]. A script the server does not
+// have yet (NOSCRIPT, which a pipeline cannot recover from by itself) is
+// then run on its own, which loads it. errs[i] is the error of call i.
+func (s *Store) runAll(ctx context.Context, calls []*call, outs []any) ([]*reply, []error) {
+	replies := make([]*reply, len(calls))
+	errs := make([]error, len(calls))
+	if len(calls) == 0 {
+		return replies, errs
+	}
+	if len(calls) == 1 {
+		replies[0], errs[0] = s.run(ctx, calls[0], outs[0])
+		return replies, errs
+	}
+	if s.mode.Load() == modeAuto {
+		// The first call tells how scripts run here; the rest go together.
+		replies[0], errs[0] = s.run(ctx, calls[0], outs[0])
+		r, e := s.runAll(ctx, calls[1:], outs[1:])
+		return append(replies[:1], r...), append(errs[:1], e...)
+	}
+	functions := s.mode.Load() == modeFunctions
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	now := s.now()
+	cmds := make([]*redis.Cmd, len(calls))
+	_, _ = s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		for i, c := range calls {
+			if c.now.IsZero() {
+				c.now = now
+			}
+			arg, err := s.argv(c)
+			if err != nil {
+				errs[i] = ocypod.Internal(err)
+				continue
+			}
+			b := c.sc.get()
+			if functions {
+				cmds[i] = pipe.FCall(ctx, b.fn, s.keysOf(b, c), arg)
+			} else {
+				cmds[i] = b.rs.EvalSha(ctx, pipe, s.keysOf(b, c), arg)
+			}
+		}
+		return nil
+	})
+	for i, cmd := range cmds {
+		if cmd == nil {
+			continue
+		}
+		res, err := cmd.Text()
+		if err != nil && (redis.HasErrorPrefix(err, "NOSCRIPT") || functionMissing(err)) {
+			replies[i], errs[i] = s.run(ctx, calls[i], outs[i])
+			continue
+		}
+		if err != nil {
+			errs[i] = translate(err)
+			continue
+		}
+		replies[i], errs[i] = decodeReply(res, outs[i])
+		if replies[i] != nil {
+			replies[i].p = calls[i].p
+		}
+	}
+	return replies, errs
+}
+
+// list is a JSON array that also accepts {} (cjson writes an empty Lua
+// table as an object) and null.
+type list[T any] []T
+
+func (l *list[T]) UnmarshalJSON(b []byte) error {
+	if s := strings.TrimSpace(string(b)); s == "{}" || s == "null" {
+		*l = nil
+		return nil
+	}
+	return json.Unmarshal(b, (*[]T)(l))
+}
+
+// dict is a JSON object that also accepts [] (an empty Lua table, as
+// miniredis's cjson writes it) and null.
+type dict[V any] map[string]V
+
+func (d *dict[V]) UnmarshalJSON(b []byte) error {
+	if s := strings.TrimSpace(string(b)); s == "[]" || s == "null" {
+		*d = nil
+		return nil
+	}
+	return json.Unmarshal(b, (*map[string]V)(d))
+}
+
+// idStr is a job id that scripts send as a decimal string (or a number).
+type idStr uint64
+
+func (v *idStr) UnmarshalJSON(b []byte) error {
+	n, err := strconv.ParseUint(strings.Trim(string(b), `"`), 10, 64)
+	*v = idStr(n)
+	return err
+}
+
+// ids converts ids from a reply.
+func ids(l list[idStr]) []uint64 {
+	out := make([]uint64, len(l))
+	for i, v := range l {
+		out[i] = uint64(v)
+	}
+	return out
+}
+
+// flexNum is a number that may be stored as a JSON number or a decimal
+// string (values beyond 2^46 are strings).
+type flexNum string
+
+func (v *flexNum) UnmarshalJSON(b []byte) error {
+	*v = flexNum(strings.Trim(string(b), `"`))
+	return nil
+}
+
+func (v flexNum) uint() (uint64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	if n, err := strconv.ParseUint(string(v), 10, 64); err == nil {
+		return n, nil
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || f < 0 {
+		return 0, fmt.Errorf("invalid number %q", string(v))
+	}
+	return uint64(f), nil
+}
+
+func (v flexNum) int() (int64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	if n, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+		return n, nil
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil {
+		return 0, fmt.Errorf("invalid number %q", string(v))
+	}
+	return int64(f), nil
+}
+
+// num encodes an unsigned number for a script: a JSON number while exact
+// in cjson, else a decimal string.
+func num(n uint64) any {
+	if n < 1<<46 {
+		return n
+	}
+	return strconv.FormatUint(n, 10)
+}
+
+// ConfigOptions are the store's options of a configuration: namespace,
+// partitions, script mode (EVALSHA on ElastiCache Serverless unless the
+// configuration says otherwise), sweep batch, statistics history and worker
+// expiry. The caller adds the logger, clock and admission check.
+func ConfigOptions(c config.Config) Options {
+	scripts := c.Redis.Scripts
+	if scripts == "auto" && c.Redis.Serverless {
+		// Redis Functions are not documented for ElastiCache Serverless.
+		scripts = "eval"
+	}
+	return Options{
+		Namespace:    c.Redis.KeyNamespace,
+		Partitions:   c.Redis.Partitions,
+		Scripts:      scripts,
+		SweepBatch:   c.Sweep.Batch,
+		StatsDays:    c.Server.StatsHistory,
+		WorkerExpiry: c.Server.WorkerExpiry,
+	}
 }

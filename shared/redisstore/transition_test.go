@@ -21,7 +21,7 @@ var transitionCases = []conformanceCase{
 				id := seedStatus(h, "q", from, ocypod.JobSpec{Tags: []string{"tag"}})
 				stats := h.info().Statistics
 				before := h.snapshot()
-				err := h.s.UpdateJob(h.ctx, id, ocypod.JobUpdate{Status: &to})
+				_, _, err := h.s.UpdateJob(h.ctx, id, ocypod.JobUpdate{Status: &to}, nil)
 				what := fmt.Sprintf("UpdateJob(%s job -> %s)", from, to)
 				if !ocypod.CanTransition(from, to) {
 					wantKind(t, what, err, ocypod.KindConflict, fmt.Sprintf("Cannot change status from %s to %s", from, to))
@@ -59,8 +59,8 @@ var transitionCases = []conformanceCase{
 		if !reflect.DeepEqual(j.EndedAt, ptime(t0.Add(3*time.Second))) {
 			t.Fatalf("cancel: ended_at = %v, want %v", j.EndedAt, t0.Add(3*time.Second))
 		}
-		if n := h.rdb.ZCard(h.ctx, h.keys.Ended()).Val(); n != 2 {
-			t.Fatalf("ended set holds %d entries, want 2", n)
+		if n := h.rdb.ZCard(h.ctx, h.partKey(id, "exp")).Val(); n < 1 {
+			t.Fatalf("expiry index holds %d entries, want the cancelled job", n)
 		}
 	}},
 	{name: "transition requeue clears the run", run: func(t *testing.T, h *harness) {
@@ -69,10 +69,10 @@ var transitionCases = []conformanceCase{
 		other := h.create("q", ocypod.JobSpec{})
 		h.take("q", id)
 		h.clock.Advance(time.Second)
-		if err := h.s.Heartbeat(h.ctx, id); err != nil {
+		if err := h.s.Heartbeat(h.ctx, id, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := h.s.SetJobOutput(h.ctx, id, json.RawMessage(`"partial"`)); err != nil {
+		if err := h.s.SetJobOutput(h.ctx, id, json.RawMessage(`"partial"`), nil); err != nil {
 			t.Fatal(err)
 		}
 		h.setStatus(id, ocypod.StatusFailed)
@@ -99,13 +99,13 @@ var transitionCases = []conformanceCase{
 		id := seedStatus(h, "q", ocypod.StatusFailed, ocypod.JobSpec{})
 		before := h.snapshot()
 		// Legal transition, but output needs a running job: 409, nothing written.
-		err := h.s.UpdateJob(h.ctx, id, ocypod.JobUpdate{Status: status(ocypod.StatusQueued), Output: json.RawMessage(`1`)})
+		_, _, err := h.s.UpdateJob(h.ctx, id, ocypod.JobUpdate{Status: status(ocypod.StatusQueued), Output: json.RawMessage(`1`)}, nil)
 		wantKind(t, "UpdateJob(queued + output)", err, ocypod.KindConflict, "Can only set output for running jobs")
 		h.wantUnchanged("refused update", before)
 		// Output on a running job with an illegal transition: 409, nothing written.
 		run := seedStatus(h, "q", ocypod.StatusRunning, ocypod.JobSpec{})
 		before = h.snapshot()
-		err = h.s.UpdateJob(h.ctx, run, ocypod.JobUpdate{Status: status(ocypod.StatusQueued), Output: json.RawMessage(`1`)})
+		_, _, err = h.s.UpdateJob(h.ctx, run, ocypod.JobUpdate{Status: status(ocypod.StatusQueued), Output: json.RawMessage(`1`)}, nil)
 		wantKind(t, "UpdateJob(running -> queued + output)", err, ocypod.KindConflict, "Cannot change status from running to queued")
 		h.wantUnchanged("refused update", before)
 	}},

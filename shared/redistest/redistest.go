@@ -165,13 +165,31 @@ func Namespace(tb testing.TB) string {
 func Miniredis(tb testing.TB) (*miniredis.Miniredis, redis.UniversalClient) {
 	tb.Helper()
 	m := miniredis.RunT(tb)
-	rdb := redis.NewClient(&redis.Options{
+	rdb := miniClient(m)
+	tb.Cleanup(func() { _ = rdb.Close() })
+	return m, rdb
+}
+
+// MiniredisClient starts an in-process miniredis and returns a client to it
+// and the function that closes both. It is for examples, which have no
+// testing.TB (tests use Miniredis); it panics if miniredis cannot start.
+func MiniredisClient() (redis.UniversalClient, func()) {
+	m := miniredis.NewMiniRedis()
+	if err := m.Start(); err != nil {
+		panic("redistest: starting miniredis: " + err.Error())
+	}
+	rdb := miniClient(m)
+	return rdb, func() { _ = rdb.Close(); m.Close() }
+}
+
+// miniClient is a client of m, without the handshake commands miniredis
+// does not know.
+func miniClient(m *miniredis.Miniredis) *redis.Client {
+	return redis.NewClient(&redis.Options{
 		Addr:                     m.Addr(),
 		DisableIdentity:          true,
 		MaintNotificationsConfig: noMaint(),
 	})
-	tb.Cleanup(func() { _ = rdb.Close() })
-	return m, rdb
 }
 
 func noMaint() *maintnotifications.Config {

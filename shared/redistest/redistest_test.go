@@ -1,6 +1,7 @@
 package redistest_test
 
 import (
+	"maps"
 	"os"
 	"regexp"
 	"strings"
@@ -183,5 +184,58 @@ func TestPauseResume(t *testing.T) {
 	}
 	if err := srv.Pause(); err == nil {
 		t.Fatalf("Pause of a stopped server succeeded")
+	}
+}
+
+// TestSnapshot: two snapshots are equal exactly when the matched keys hold
+// the same data, on redis-server and on miniredis.
+func TestSnapshot(t *testing.T) {
+	t.Parallel()
+	_, mini := redistest.Miniredis(t)
+	for name, rdb := range map[string]redis.UniversalClient{"redis-server": redistest.Shared(t).Client(), "miniredis": mini} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			ns := "{" + redistest.Namespace(t) + "}:"
+			seed := rdb.Pipeline()
+			seed.Set(ctx, ns+"s", "v", 0)
+			seed.HSet(ctx, ns+"h", "a", "1", "b", "2")
+			seed.SAdd(ctx, ns+"set", "x", "y")
+			seed.ZAdd(ctx, ns+"z", redis.Z{Score: 1, Member: "m"}, redis.Z{Score: 2, Member: "n"})
+			seed.RPush(ctx, ns+"l", "p", "q")
+			seed.Set(ctx, "outside-"+ns, "v", 0)
+			if _, err := seed.Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+			before := redistest.Snapshot(t, rdb, ns+"*")
+			if len(before) != 5 {
+				t.Fatalf("snapshot of 5 keys = %v", before)
+			}
+			if after := redistest.Snapshot(t, rdb, ns+"*", ns+"s"); !maps.Equal(before, after) {
+				t.Fatalf("snapshots of unchanged data differ:\n%v\n%v", before, after)
+			}
+			rdb.Set(ctx, "outside-"+ns, "w", 0)
+			if after := redistest.Snapshot(t, rdb, ns+"*"); !maps.Equal(before, after) {
+				t.Errorf("a key outside the pattern changed the snapshot:\n%v\n%v", before, after)
+			}
+			for what, change := range map[string]func() error{
+				"string": func() error { return rdb.Set(ctx, ns+"s", "w", 0).Err() },
+				"hash":   func() error { return rdb.HSet(ctx, ns+"h", "b", "3").Err() },
+				"set":    func() error { return rdb.SAdd(ctx, ns+"set", "z").Err() },
+				"zset":   func() error { return rdb.ZAdd(ctx, ns+"z", redis.Z{Score: 3, Member: "m"}).Err() },
+				"list":   func() error { return rdb.LSet(ctx, ns+"l", 0, "r").Err() },
+				"expiry": func() error { return rdb.Expire(ctx, ns+"l", time.Hour).Err() },
+				"new":    func() error { return rdb.Set(ctx, ns+"new", "v", 0).Err() },
+			} {
+				if err := change(); err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				after := redistest.Snapshot(t, rdb, ns+"*")
+				if maps.Equal(before, after) {
+					t.Errorf("changing the %s left the snapshot equal:\n%v", what, after)
+				}
+				before = after
+			}
+		})
 	}
 }

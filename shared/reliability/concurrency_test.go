@@ -1,7 +1,6 @@
 package reliability
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -64,7 +63,7 @@ func TestTwoStoresFiftyWorkers(t *testing.T) {
 	ns := redistest.Namespace(t)
 	clk := newClock()
 	stores := []*redisstore.Store{newStore(t, srv.URL(), ns, clk), newStore(t, srv.URL(), ns, clk)}
-	ctx := context.Background()
+	ctx := t.Context()
 
 	settings := ocypod.DefaultQueueSettings()
 	settings.Timeout = ocypod.FromStd(soakTimeout)
@@ -82,7 +81,8 @@ func TestTwoStoresFiftyWorkers(t *testing.T) {
 	for i := range nJobs {
 		plan := plans[i%len(plans)]
 		input, _ := json.Marshal(map[string]string{"plan": plan})
-		id, err := stores[i%2].CreateJob(ctx, "soak", ocypod.JobSpec{Input: input})
+		c, err := stores[i%2].CreateJob(ctx, "soak", ocypod.JobSpec{Input: input})
+		id := c.ID
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,10 +170,10 @@ func TestTwoStoresFiftyWorkers(t *testing.T) {
 				case plan == planAbandon && delivery == 1:
 					continue // crash: never touch the job again
 				case plan == planFail:
-					err = st.UpdateJob(ctx, next.ID, ocypod.JobUpdate{Status: ptr(ocypod.StatusFailed)})
+					_, _, err = st.UpdateJob(ctx, next.ID, ocypod.JobUpdate{Status: ptr(ocypod.StatusFailed)}, nil)
 				default:
-					if err = st.Heartbeat(ctx, next.ID); err == nil {
-						err = st.UpdateJob(ctx, next.ID, ocypod.JobUpdate{Status: ptr(ocypod.StatusCompleted), Output: json.RawMessage(`{"done":true}`)})
+					if err = st.Heartbeat(ctx, next.ID, nil); err == nil {
+						_, _, err = st.UpdateJob(ctx, next.ID, ocypod.JobUpdate{Status: ptr(ocypod.StatusCompleted), Output: json.RawMessage(`{"done":true}`)}, nil)
 					}
 				}
 				if err != nil {

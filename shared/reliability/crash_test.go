@@ -1,7 +1,6 @@
 package reliability
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -26,7 +25,7 @@ func crashSetup(t *testing.T, inline int) (*redisstore.Store, *redistest.Clock, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	s := ocypod.DefaultQueueSettings()
 	s.Timeout, s.HeartbeatTimeout, s.Retries = ocypod.Seconds(10), ocypod.Seconds(5), 1
 	s.RetryDelays = []ocypod.Duration{ocypod.Seconds(2)}
@@ -35,7 +34,8 @@ func crashSetup(t *testing.T, inline int) (*redisstore.Store, *redistest.Clock, 
 			t.Fatal(err)
 		}
 	}
-	id, err := st.CreateJob(ctx, "work", ocypod.JobSpec{})
+	c, err := st.CreateJob(ctx, "work", ocypod.JobSpec{})
+	id := c.ID
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func crashSetup(t *testing.T, inline int) (*redisstore.Store, *redistest.Clock, 
 
 func status(t *testing.T, st *redisstore.Store, id uint64) ocypod.Status {
 	t.Helper()
-	s, err := st.JobStatus(context.Background(), id)
+	s, err := st.JobStatus(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func status(t *testing.T, st *redisstore.Store, id uint64) ocypod.Status {
 func TestCrashedWorkerRecoveredBySweeps(t *testing.T) {
 	t.Parallel()
 	st, clk, id := crashSetup(t, -1)
-	ctx := context.Background()
+	ctx := t.Context()
 
 	clk.Advance(5 * time.Second) // heartbeat deadline is strict: not yet
 	if res, err := st.SweepTimeouts(ctx); err != nil || len(res.TimedOut) != 0 {
@@ -91,7 +91,7 @@ func TestCrashedWorkerRecoveredBySweeps(t *testing.T) {
 func TestCrashedWorkerRecoveredByTakers(t *testing.T) {
 	t.Parallel()
 	st, clk, id := crashSetup(t, 8)
-	ctx := context.Background()
+	ctx := t.Context()
 
 	clk.Advance(6 * time.Second)
 	if next, err := st.NextJob(ctx, "other"); err != nil || next != nil {

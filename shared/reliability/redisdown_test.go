@@ -1,7 +1,6 @@
 package reliability
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -152,7 +151,7 @@ func TestRedisDownAndBack(t *testing.T) {
 func TestAOFKeepsAcknowledgedJobs(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, redistest.Options{AppendOnly: true})
-	ctx := context.Background()
+	ctx := t.Context()
 	newSt := func() *redisstore.Store {
 		rdb, err := redisstore.NewClient(redisstore.ClientOptions{URL: srv.URL(), PoolSize: 20})
 		if err != nil {
@@ -175,7 +174,8 @@ func TestAOFKeepsAcknowledgedJobs(t *testing.T) {
 	for w := range 20 {
 		wg.Go(func() {
 			for i := range 25 {
-				id, err := st.CreateJob(ctx, "q", ocypod.JobSpec{Input: json.RawMessage(fmt.Sprintf(`{"w":%d,"i":%d}`, w, i))})
+				c, err := st.CreateJob(ctx, "q", ocypod.JobSpec{Input: json.RawMessage(fmt.Sprintf(`{"w":%d,"i":%d}`, w, i))})
+				id := c.ID
 				if err != nil {
 					t.Error(err)
 					return

@@ -1,6 +1,7 @@
-// Package sweep runs the store's three maintenance sweeps — timeouts, retries
-// and expiry — the way Ocypod's background monitors did, but as bounded calls
-// that fit both a local ticker and a scheduled Lambda invocation.
+// Package sweep runs the store's maintenance sweeps (Kinds: timeouts, retries
+// and expiry as Ocypod's background monitors did, plus recurring schedules
+// and the cross-partition outbox) as bounded calls that fit both a local
+// ticker and a scheduled Lambda invocation.
 //
 // Each store sweep handles at most one batch of due jobs. Once repeats it
 // until nothing more is due now. Run keeps an invocation alive for a time
@@ -22,15 +23,17 @@ import (
 // Kind names a sweep.
 type Kind string
 
-// The three sweeps.
+// The sweeps.
 const (
-	Timeouts Kind = "timeouts" // running jobs past timeout or heartbeat_timeout -> timed_out
-	Retries  Kind = "retries"  // failed jobs whose retry delay passed -> queued
-	Expiry   Kind = "expiry"   // ended jobs past expires_after -> deleted
+	Timeouts  Kind = "timeouts"  // running jobs past timeout or heartbeat_timeout -> timed_out
+	Retries   Kind = "retries"   // failed jobs whose retry delay passed -> queued; due scheduled jobs -> queued
+	Expiry    Kind = "expiry"    // ended jobs past expires_after -> deleted; deleted queues' pending jobs dropped
+	Schedules Kind = "schedules" // recurring jobs whose time came -> created
+	Outbox    Kind = "outbox"    // effects across partitions that their request left behind -> applied
 )
 
 // Kinds lists every sweep.
-var Kinds = []Kind{Timeouts, Retries, Expiry}
+var Kinds = []Kind{Timeouts, Retries, Expiry, Schedules, Outbox}
 
 // ParseKind returns the kind named s.
 func ParseKind(s string) (Kind, error) {
@@ -39,7 +42,7 @@ func ParseKind(s string) (Kind, error) {
 			return k, nil
 		}
 	}
-	return "", fmt.Errorf("sweep: unknown kind %q (want timeouts, retries or expiry)", s)
+	return "", fmt.Errorf("sweep: unknown kind %q (want timeouts, retries, expiry, schedules or outbox)", s)
 }
 
 // Store is the part of *redisstore.Store the sweeps use.
@@ -47,6 +50,8 @@ type Store interface {
 	SweepTimeouts(ctx context.Context) (redisstore.SweepResult, error)
 	SweepRetries(ctx context.Context) (redisstore.SweepResult, error)
 	SweepExpiry(ctx context.Context) (redisstore.SweepResult, error)
+	SweepSchedules(ctx context.Context) (redisstore.SweepResult, error)
+	SweepOutbox(ctx context.Context) (redisstore.SweepResult, error)
 }
 
 var _ Store = (*redisstore.Store)(nil)
@@ -56,20 +61,28 @@ type Totals struct {
 	Batches   int `json:"batches"`
 	TimedOut  int `json:"timed_out"`
 	Retried   int `json:"retried"`
+	Promoted  int `json:"promoted"`
 	Abandoned int `json:"abandoned"`
 	Expired   int `json:"expired"`
+	// Other counts what is not about one job: schedules fired, outbox
+	// effects applied, pending jobs of deleted queues dropped.
+	Other int `json:"other"`
 }
 
 func (t *Totals) add(r redisstore.SweepResult) {
 	t.Batches++
 	t.TimedOut += len(r.TimedOut)
 	t.Retried += len(r.Retried)
+	t.Promoted += len(r.Promoted)
 	t.Abandoned += len(r.Abandoned)
 	t.Expired += len(r.Expired)
+	t.Other += r.Other
 }
 
-// Jobs is the number of jobs the sweeps changed.
-func (t Totals) Jobs() int { return t.TimedOut + t.Retried + t.Abandoned + t.Expired }
+// Jobs is the number of jobs (and other items) the sweeps changed.
+func (t Totals) Jobs() int {
+	return t.TimedOut + t.Retried + t.Promoted + t.Abandoned + t.Expired + t.Other
+}
 
 // DefaultMaxWait is how long Run sleeps at most between passes.
 const DefaultMaxWait = 5 * time.Second
@@ -146,8 +159,8 @@ func (r Runner) Run(ctx context.Context, kind Kind, budget time.Duration) (Total
 	if tot.Jobs() > 0 {
 		log.InfoContext(ctx, "sweep finished", slog.String("sweep", string(kind)),
 			slog.Int("batches", tot.Batches), slog.Int("timed_out", tot.TimedOut),
-			slog.Int("retried", tot.Retried), slog.Int("abandoned", tot.Abandoned),
-			slog.Int("expired", tot.Expired))
+			slog.Int("retried", tot.Retried), slog.Int("promoted", tot.Promoted), slog.Int("abandoned", tot.Abandoned),
+			slog.Int("expired", tot.Expired), slog.Int("other", tot.Other))
 	}
 	return tot, nil
 }
@@ -160,6 +173,10 @@ func (r Runner) sweepFunc(kind Kind) (func(context.Context) (redisstore.SweepRes
 		return r.Store.SweepRetries, nil
 	case Expiry:
 		return r.Store.SweepExpiry, nil
+	case Schedules:
+		return r.Store.SweepSchedules, nil
+	case Outbox:
+		return r.Store.SweepOutbox, nil
 	}
 	_, err := ParseKind(string(kind))
 	return nil, err

@@ -33,6 +33,10 @@ func (f *fakeStore) next() (redisstore.SweepResult, error) {
 func (f *fakeStore) SweepTimeouts(context.Context) (redisstore.SweepResult, error) { return f.next() }
 func (f *fakeStore) SweepRetries(context.Context) (redisstore.SweepResult, error)  { return f.next() }
 func (f *fakeStore) SweepExpiry(context.Context) (redisstore.SweepResult, error)   { return f.next() }
+func (f *fakeStore) SweepSchedules(context.Context) (redisstore.SweepResult, error) {
+	return f.next()
+}
+func (f *fakeStore) SweepOutbox(context.Context) (redisstore.SweepResult, error) { return f.next() }
 
 // fakeClock advances only when the runner sleeps.
 type fakeClock struct {
@@ -53,7 +57,7 @@ func TestOnceDrainsBatches(t *testing.T) {
 		{TimedOut: []uint64{1, 2}, More: true},
 		{TimedOut: []uint64{3}, NextDue: time.Unix(100, 0)},
 	}}
-	tot, err := Once(context.Background(), st, Timeouts, nil)
+	tot, err := Once(t.Context(), st, Timeouts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +78,7 @@ func TestRunWaitsForNextDueWithinBudget(t *testing.T) {
 		{TimedOut: []uint64{8}, NextDue: start.Add(time.Hour)},
 	}}
 	r := Runner{Store: st, Now: clk.Now, Sleep: clk.Sleep, MaxWait: 5 * time.Second}
-	tot, err := r.Run(context.Background(), Timeouts, 20*time.Second)
+	tot, err := r.Run(t.Context(), Timeouts, 20*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +98,7 @@ func TestRunReturnsAtOnceWhenIdle(t *testing.T) {
 	clk := &fakeClock{now: time.Unix(1000, 0)}
 	st := &fakeStore{}
 	r := Runner{Store: st, Now: clk.Now, Sleep: clk.Sleep}
-	if _, err := r.Run(context.Background(), Expiry, time.Minute); err != nil {
+	if _, err := r.Run(t.Context(), Expiry, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	if st.calls != 1 || len(clk.sleeps) != 0 {
@@ -108,7 +112,7 @@ func TestRunStopsWhenNextDueIsBeyondBudget(t *testing.T) {
 	clk := &fakeClock{now: start}
 	st := &fakeStore{results: []redisstore.SweepResult{{NextDue: start.Add(time.Hour)}}}
 	r := Runner{Store: st, Now: clk.Now, Sleep: clk.Sleep, MaxWait: time.Minute}
-	if _, err := r.Run(context.Background(), Retries, 10*time.Second); err != nil {
+	if _, err := r.Run(t.Context(), Retries, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if len(clk.sleeps) != 0 {
@@ -120,7 +124,7 @@ func TestRunReportsStoreErrors(t *testing.T) {
 	t.Parallel()
 	boom := errors.New("boom")
 	st := &fakeStore{err: boom}
-	_, err := Once(context.Background(), st, Retries, nil)
+	_, err := Once(t.Context(), st, Retries, nil)
 	if !errors.Is(err, boom) {
 		t.Fatalf("Once error = %v, want %v", err, boom)
 	}
@@ -136,7 +140,7 @@ func TestParseKind(t *testing.T) {
 	if _, err := ParseKind("nope"); err == nil {
 		t.Error("ParseKind(nope) succeeded")
 	}
-	if _, err := Once(context.Background(), &fakeStore{}, Kind("nope"), nil); err == nil {
+	if _, err := Once(t.Context(), &fakeStore{}, Kind("nope"), nil); err == nil {
 		t.Error("Once with an unknown kind succeeded")
 	}
 }

@@ -1,21 +1,15 @@
--- delete_job.lua: delete a job in any state (DELETE /job/{id}).
+-- delete_job.lua: delete a job in any status (DELETE /job/{id}), with every
+-- index entry; its waiting dependents are cancelled.
 --
--- KEYS[1] -> {ns}:job:<id>  HASH of the job
--- ARGV[1] -> key prefix
--- ARGV[2] -> job id
---
--- Returns {0} when the job was deleted, {1} when no such key exists. Removes
--- the hash, the id from every index (pending, running, failed, ended,
--- per-queue sets, tag sets) and forgets the queue name in {ns}:jobqueues when
--- it was the queue's last job. A corrupt hash (no status, not even a hash) is
--- deleted too, with its id removed from every index.
+-- A.id. Reply {}; errors job_not_found. Unreadable metadata is deleted too.
 
-if redis.call('EXISTS', KEYS[1]) == 0 then return {JOB_NOT_FOUND} end
-local j = load_job(ARGV[2])
+local raw = redis.call('HGET', K.j, A.id)
+if not raw then return fail('job_not_found') end
+local j = load_job(A.id)
 if j then
-  remove_job(j)
+  remove_job(j, 'deleted')
 else
-  redis.call('DEL', KEYS[1])
-  forget_id(ARGV[2])
+  for _, k in ipairs({K.j, K.inp, K.out, K.err, K.hist}) do redis.call('HDEL', k, A.id) end
+  for _, k in ipairs({K.run, K.due, K.exp}) do redis.call('ZREM', k, A.id) end
 end
-return {OK}
+return reply({})

@@ -1,26 +1,23 @@
--- delete_queue.lua: delete a queue and its queued jobs (DELETE /queue).
+-- delete_queue.lua: delete a queue in this partition (DELETE /queue/{name})
+-- and start dropping its pending jobs.
 --
--- KEYS[1] -> {ns}:queue:<name>  HASH of the settings
--- ARGV[1] -> key prefix
--- ARGV[2] -> queue name
---
--- Returns {2, name} when the queue does not exist, else {0, n} with n the
--- number of queued jobs deleted. Removes the settings, the pending set, every
--- queued job (hash and tag memberships) and the registry entry. Running,
--- failed and ended jobs of the queue stay, and keep their per-queue indexes
--- (so /info and job_ids still show them). Costs O(queued jobs).
+-- A.queue, A.limit -> most pending jobs to drop now. The settings go at
+-- once (the queue is gone for clients); the queue's queued, scheduled and
+-- waiting jobs of this generation are then dropped in slices of at most
+-- A.limit by drop_queue.lua (here, by the request, then by the sweeper),
+-- so a big queue never blocks Redis. Running and ended jobs stay.
+-- Reply {more}; errors queue_not_found.
 
-local q = ARGV[2]
-if redis.call('EXISTS', KEYS[1]) == 0 then return {QUEUE_NOT_FOUND, q} end
-local n = 0
-for _, id in ipairs(redis.call('ZRANGE', k_pending(q), 0, -1)) do
-  local j = load_job(id)
-  if j and j.status == 'queued' then
-    remove_job(j)
-    n = n + 1
-  end
+local q = A.queue
+local s = decode(redis.call('HGET', K.q, q))
+if not s then return fail('queue_not_found') end
+redis.call('HDEL', K.q, q, q .. ' w', q .. ' d')
+redis.call('HDEL', K.rl, q)
+redis.call('DEL', K.wake)
+redis.call('HSET', K.drop, q, cjson.encode({g = s.g, r = 1}))
+for _, m in ipairs(redis.call('ZRANGEBYLEX', K.schl, lex_range(q))) do
+  redis.call('HDEL', K.sch, m)
+  redis.call('ZREM', K.scht, m)
+  redis.call('ZREM', K.schl, m)
 end
-redis.call('DEL', KEYS[1], k_pending(q))
-redis.call('SREM', k_queues(), q)
-jq_cleanup(q)
-return {OK, n}
+return reply({})

@@ -1,19 +1,36 @@
--- info.lua: per-queue counts and the global statistics (/info).
+-- info.lua: job counts per queue and status, and the global counters
+-- (/info), read-only. Queues are those registered here and those that
+-- still have jobs here (found by walking the idx index queue by queue).
 --
--- KEYS[1] -> {ns}:queues  SET of registered queue names
--- ARGV[1] -> key prefix
---
--- Returns {0, stats, q1, q2, ...}: stats is the HGETALL of {ns}:stats
--- (field, value, ...); each qN is {name, queued, running, failed, completed,
--- cancelled, timed_out}. Queues are the registered ones plus deleted ones
--- that still have jobs. O(queues). Read-only.
+-- Reply {queues = {name = {status code = count}}, totals = {name = n},
+-- registered = [names]}.
 
-local r = {OK, redis.call('HGETALL', k_stats())}
-for _, q in ipairs(redis.call('SUNION', KEYS[1], k_jobqueues())) do
-  local c = {q, redis.call('ZCARD', k_pending(q))}
-  for _, st in ipairs(INDEXED) do
-    c[#c + 1] = redis.call('ZCARD', k_index(q, st))
+local queues, registered = {}, {}
+local function count(q)
+  local c = {}
+  for _, code in pairs(CODE) do
+    local lo, hi = lex_range(q .. ' ' .. code)
+    local n = redis.call('ZLEXCOUNT', K.idx, lo, hi)
+    if n > 0 then c[code] = n end
   end
-  r[#r + 1] = c
+  queues[q] = c
 end
-return r
+for _, f in ipairs(redis.call('HKEYS', K.q)) do
+  if not string.find(f, ' ', 1, true) then
+    registered[#registered + 1] = f
+    count(f)
+  end
+end
+local from = '-'
+while true do
+  local m = redis.call('ZRANGEBYLEX', K.idx, from, '+', 'LIMIT', 0, 1)[1]
+  if not m then break end
+  local q = string.match(m, '^(%S+) ')
+  if not q then break end
+  if not queues[q] then count(q) end
+  from = '[' .. q .. '!'
+end
+local totals = {}
+local flat = redis.call('HGETALL', K.tot)
+for i = 1, #flat, 2 do totals[flat[i]] = flat[i + 1] end
+return cjson.encode({queues = queues, totals = totals, registered = registered})

@@ -1,23 +1,26 @@
--- put_queue.lua: create a queue or replace all of its settings (PUT /queue).
+-- put_queue.lua: create a queue or replace its Ocypod settings
+-- (PUT /queue/{name}), in its home partition, or copy a sharded queue's
+-- settings into one of its other partitions.
 --
--- KEYS[1] -> {ns}:queue:<name>  HASH of the settings
--- ARGV[1] -> key prefix
--- ARGV[2] -> queue name
--- ARGV[3] -> timeout, whole seconds
--- ARGV[4] -> heartbeat_timeout, whole seconds
--- ARGV[5] -> expires_after, whole seconds
--- ARGV[6] -> retries
--- ARGV[7] -> retry_delays as a JSON array of whole seconds, '' for none
---
--- Returns {0, created}: created is 1 when the queue is new, 0 when its
--- settings were replaced. Jobs already created keep the settings they copied.
+-- A.queue, A.settings -> the Ocypod settings {t, h, e, r, d}; A.home -> the
+-- queue's home partition. A.replica -> the whole settings object to store
+-- (a shard's copy), with its shard index A.index as x (the home's is 0).
+-- Reply {created, settings = the stored settings as JSON text}. A new queue
+-- gets a new generation (g), which tells its jobs from those of an earlier
+-- queue of the same name that is still being dropped.
 
-local created = 1 - redis.call('EXISTS', KEYS[1])
-redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'timeout', ARGV[3], 'heartbeat_timeout', ARGV[4],
-  'expires_after', ARGV[5], 'retries', ARGV[6])
-if ARGV[7] ~= '' then
-  redis.call('HSET', KEYS[1], 'retry_delays', ARGV[7])
+local q = A.queue
+if A.replica then
+  local copy = cjson.decode(A.replica)
+  copy.x = A.index
+  redis.call('HSET', K.q, q, cjson.encode(copy))
+  redis.call('HDEL', K.drop, q)
+  return reply({created = false, settings = A.replica})
 end
-redis.call('SADD', k_queues(), ARGV[2])
-return {OK, created}
+local cur = decode(redis.call('HGET', K.q, q))
+local created = cur == nil
+local s = cur or {g = redis.call('HINCRBY', K.ctr, 'gen', 1), o = A.home, k = 1, s = 1}
+for _, f in ipairs({'t', 'h', 'e', 'r', 'd'}) do s[f] = A.settings[f] end
+local text = cjson.encode(s)
+redis.call('HSET', K.q, q, text)
+return reply({created = created, settings = text})

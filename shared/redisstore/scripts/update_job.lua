@@ -1,47 +1,112 @@
--- update_job.lua: change a job's status and/or output (PATCH /job/{id}).
+-- update_job.lua: change a job (PATCH /job/{id}), and optionally take the
+-- next job of a queue of this partition (PATCH /job/{id}?take=).
 --
--- KEYS[1] -> {ns}:job:<id>  HASH of the job
--- ARGV[1] -> key prefix
--- ARGV[2] -> job id
--- ARGV[3] -> now, microseconds
--- ARGV[4] -> '1' to set the output to ARGV[5], '0' to leave it
--- ARGV[5] -> output as compact JSON
--- ARGV[6] -> target status, '' for none
--- ARGV[7] -> comma-separated statuses the target may be reached from
---            (ocypod.AllowedFrom, so the table lives only in Go)
+-- A.id        -> the job
+-- A.attempt   -> fencing: the change applies only if this is the job's
+--                current attempt (absent: any)
+-- A.output    -> new output as JSON text (absent: unchanged)
+-- A.status    -> target status (absent: none); A.allowed -> the statuses it
+--                may be reached from (ocypod.AllowedFrom, so the table lives
+--                in Go only)
+-- A.error     -> {group, message} with failed / timed_out
+-- A.retry     -> false: permanent failure; A.retry_at -> this retry's due (ms)
+-- A.next      -> with completed: {queue, spec}, created through the outbox
+-- A.priority, A.run_at (microseconds, '' to clear), A.depends_on (ids,
+--                checked by the caller), A.tags (JSON text, '' for none) with
+--                A.tag_list, A.tracked -> in-place changes
+-- A.take      -> {queues, count, worker}: take afterwards (see take.lua)
 --
--- Returns {0} on success, {1} when the job does not exist (even for an empty
--- update), {4} when an output is given and the job is not running,
--- {3, current} when the transition is not allowed, {2, queue} when a
--- requeue finds the job's queue deleted, {5, reason} for a corrupt job.
--- Nothing is written unless every check passes. Effects: completed and
--- cancelled end the job (ended set, expiry score); failed and timed_out wait
--- for a retry in the failed set, or end when no retry is left; queued puts
--- the job at the back of its queue with its run fields and output cleared
--- (retries_attempted unchanged).
+-- Reply {status = new status} (+ take.lua's fields with A.take); errors:
+-- job_not_found, stale_attempt {attempt}, not_running (output of a job that
+-- is not running), conflict {status} (transition not allowed), not_pending
+-- {status} (in-place change of a job that is not pending), queue_not_found
+-- (requeue into a deleted queue), key_pending {id}. Nothing is written unless
+-- every check passes.
 
-local j = load_job(ARGV[2])
-if not j then return {JOB_NOT_FOUND} end
-local now, target = ARGV[3], ARGV[6]
-if ARGV[4] == '1' and j.status ~= 'running' then return {NOT_RUNNING} end
-if target ~= '' then
-  if not string.find(',' .. ARGV[7] .. ',', ',' .. j.status .. ',', 1, true) then
-    return {CONFLICT, j.status}
+local j, why = load_job(A.id)
+if not j then return fail(why) end
+if A.take then
+  for _, q in ipairs(A.take.queues) do
+    if not queue_settings(q) then return fail('queue_not_found', {queue = q}) end
   end
-  if not j.queue then return {CORRUPT, 'job has no queue'} end
+end
+if A.attempt and num(A.attempt) ~= num(j.attempt) then
+  return fail('stale_attempt', {attempt = num(j.attempt)})
+end
+if A.output and j.status ~= 'running' then return fail('not_running') end
+local target = A.status
+if target then
+  local allowed = false
+  for _, st in ipairs(A.allowed) do
+    if st == j.status then allowed = true end
+  end
+  if not allowed then return fail('conflict', {status = j.status}) end
   if target == 'queued' then
-    if redis.call('EXISTS', k_queue(j.queue)) == 0 then return {QUEUE_NOT_FOUND, j.queue} end
-  elseif target ~= 'completed' and target ~= 'cancelled' and target ~= 'failed' and target ~= 'timed_out' then
-    return {CORRUPT, 'unsupported target status ' .. target}
+    if not queue_settings(j.queue) then return fail('queue_not_found', {queue = j.queue}) end
+    if j.key then
+      local p = key_holder('p', j.queue, j.key)
+      if p and p ~= j.id then return fail('key_pending', {id = p}) end
+    end
   end
 end
-
-if ARGV[4] == '1' then redis.call('HSET', KEYS[1], 'output', ARGV[5]) end
-if target == 'completed' or target == 'cancelled' then
-  end_job(j, target, now)
-elseif target == 'failed' or target == 'timed_out' then
-  fail_job(j, target, now)
-elseif target == 'queued' then
-  requeue_job(j, false)
+local in_place = A.priority or A.run_at or A.depends_on
+if in_place and not (j.status == 'queued' or j.status == 'scheduled' or j.status == 'waiting') then
+  return fail('not_pending', {status = j.status})
 end
-return {OK}
+
+if A.output then redis.call('HSET', K.out, j.id, A.output) end
+
+if A.tags or A.tracked ~= nil then
+  untag_all(j)
+  if A.tags then
+    if A.tags == '' then j.tags = nil else j.tags = A.tags end
+  end
+  if A.tracked ~= nil then j.tracked = A.tracked or nil end
+  for _, t in ipairs(tags_of(j)) do redis.call('ZADD', K.tag, 0, tag_member(t, j.id)) end
+  if j.tracked then redis.call('ZADD', K.trk, 0, j.queue .. ' ' .. lp(j.id)) end
+  if not (in_place or target) then save_job(j) end
+end
+
+if in_place then
+  detach(j)
+  if A.priority then j.priority = A.priority end
+  if A.run_at then
+    if A.run_at == '' then j.run_at = nil else j.run_at = A.run_at end
+  end
+  if A.depends_on then
+    if #A.depends_on == 0 then
+      j.depends_on, j.waiting_on = nil, nil
+    else
+      depend(j, A.depends_on)
+    end
+  end
+  local keep_order = j.status == 'queued' and not A.priority
+  if keep_order then
+    -- Only run_at or dependencies changed and the job stays queued: keep
+    -- its place.
+    if (j.run_at and ms(j.run_at) > A.ms) or j.waiting_on then make_runnable(j) end
+  else
+    make_runnable(j)
+  end
+  settle(j)
+end
+
+if target == 'completed' or target == 'cancelled' then
+  finish(j, target, A.error)
+  if A.next and target == 'completed' then
+    effect({op = 'create', queue = A.next.queue, spec = A.next.spec, from = j.id})
+  end
+elseif target == 'failed' or target == 'timed_out' then
+  fail_job(j, target, {error = A.error, retry = A.retry, retry_at = A.retry_at})
+elseif target == 'queued' then
+  requeue(j, false)
+end
+
+local t = {status = j.status}
+if A.take then
+  local swept = {}
+  local taken, missing, spans = take_from(A.take.queues, num(A.take.count), A.take.worker, swept)
+  t.missing, t.swept, t.spans = missing, swept, spans
+  return take_reply(t, taken)
+end
+return reply(t)

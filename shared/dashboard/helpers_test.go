@@ -1,0 +1,89 @@
+package dashboard_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/ocyless/ocyless/shared/httpapi"
+	"github.com/ocyless/ocyless/shared/redisstore"
+	"github.com/ocyless/ocyless/shared/redistest"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// server is an API under test: an httpapi handler stack (on httptest or a
+// local server process) over a private redis-server.
+type server struct {
+	t   *testing.T
+	url string // http://host:port, no trailing slash
+}
+
+// newServer serves every route of the table, the dashboard's included, on
+// httptest, over a store of its own namespace.
+func newServer(t *testing.T) *server {
+	t.Helper()
+	store, err := redisstore.New(redistest.Shared(t).Client(), redisstore.Options{Namespace: redistest.Namespace(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Open(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(httpapi.New(store, httpapi.Options{}).Handler())
+	t.Cleanup(srv.Close)
+	return &server{t: t, url: srv.URL}
+}
+
+// do sends a request as a client that is not a browser would, and
+// returns the status and body.
+func (s *server) do(method, path, body string) (int, string) {
+	s.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(s.t.Context(), method, s.url+path, rd)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return res.StatusCode, string(b)
+}
+
+// must sends a request and fails the test unless it answers want.
+func (s *server) must(method, path, body string, want int) string {
+	s.t.Helper()
+	code, got := s.do(method, path, body)
+	if code != want {
+		s.t.Fatalf("%s %s %s = %d %q, want %d", method, path, body, code, got, want)
+	}
+	return got
+}
+
+// status is a job's status as the API reports it ("" when it is gone).
+func (s *server) status(id string) string {
+	s.t.Helper()
+	code, body := s.do(http.MethodGet, "/job/"+id+"/status", "")
+	switch code {
+	case http.StatusOK:
+		return strings.Trim(body, `"`)
+	case http.StatusNotFound:
+		return ""
+	}
+	s.t.Fatalf("GET /job/%s/status = %d %q", id, code, body)
+	return ""
+}

@@ -1,0 +1,293 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ocyless/ocyless/shared/ocypod"
+)
+
+// JobParts selects what GetJobParts reads besides the metadata.
+type JobParts struct {
+	Input, Output, Error, History, Dependents bool
+}
+
+// AllParts reads everything.
+var AllParts = JobParts{true, true, true, true, true}
+
+// GetJob returns every field of job id. Returns ocypod.JobNotFound when it
+// does not exist, ocypod.Internal when stored data cannot be read.
+func (s *Store) GetJob(ctx context.Context, id uint64) (*ocypod.Job, error) {
+	return s.GetJobParts(ctx, id, AllParts)
+}
+
+// GetJobParts returns job id with the parts asked for (the others are
+// left zero). One round trip.
+func (s *Store) GetJobParts(ctx context.Context, id uint64, parts JobParts) (*ocypod.Job, error) {
+	fail := func(err error) (*ocypod.Job, error) { return nil, fmt.Errorf("redisstore: get job %d: %w", id, err) }
+	var names []string
+	for _, p := range []struct {
+		on   bool
+		name string
+	}{{parts.Input, "input"}, {parts.Output, "output"}, {parts.Error, "error"}, {parts.History, "history"}, {parts.Dependents, "dependents"}} {
+		if p.on {
+			names = append(names, p.name)
+		}
+	}
+	var got struct {
+		Meta       string  `json:"meta"`
+		Input      *string `json:"input"`
+		Output     *string `json:"output"`
+		Error      *string `json:"error"`
+		History    *string `json:"history"`
+		Dependents *string `json:"dependents"`
+	}
+	r, err := s.run(ctx, s.jobCall(scriptGetJob, id, map[string]any{"parts": stringList(names)}), &got)
+	if err != nil {
+		return fail(err)
+	}
+	if r.Err != "" {
+		return fail(refusal(r, id, "", nil))
+	}
+	j, err := decodeJob(id, got.Meta, got.Input, got.Output, got.Error)
+	if err != nil {
+		return fail(ocypod.Internal(err))
+	}
+	if got.History != nil {
+		if j.History, err = decodeHistory(*got.History); err != nil {
+			return fail(ocypod.Internal(fmt.Errorf("job %d: history: %v", id, err)))
+		}
+	}
+	if parts.History && j.StartedAt != nil {
+		// The current (or last) attempt is the job's own fields.
+		cur := ocypod.Attempt{Attempt: j.Attempt, Worker: j.Worker, StartedAt: *j.StartedAt, EndedAt: j.EndedAt, Status: j.Status}
+		if j.Status != ocypod.StatusRunning && j.Error != nil && (j.Status == ocypod.StatusFailed || j.Status == ocypod.StatusTimedOut) {
+			cur.Error = j.Error
+		}
+		j.History = append(j.History, cur)
+		if len(j.History) > ocypod.MaxHistory {
+			j.History = j.History[len(j.History)-ocypod.MaxHistory:]
+		}
+	}
+	if got.Dependents != nil {
+		var ds list[idStr]
+		if err := json.Unmarshal([]byte(*got.Dependents), &ds); err != nil {
+			return fail(ocypod.Internal(fmt.Errorf("job %d: dependents: %v", id, err)))
+		}
+		j.Dependents = ids(ds)
+	}
+	return j, nil
+}
+
+// stringList is a list that encodes as a JSON array even when empty (lib
+// scripts iterate it with ipairs, which takes {} too).
+func stringList(v []string) []string {
+	if v == nil {
+		return []string{}
+	}
+	return v
+}
+
+func decodeHistory(s string) ([]ocypod.Attempt, error) {
+	var h list[struct {
+		Attempt   flexNum `json:"attempt"`
+		Worker    string  `json:"worker"`
+		StartedAt flexNum `json:"started_at"`
+		EndedAt   flexNum `json:"ended_at"`
+		Status    string  `json:"status"`
+		Error     *struct {
+			Group   string `json:"group"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}]
+	if err := json.Unmarshal([]byte(s), &h); err != nil {
+		return nil, err
+	}
+	out := make([]ocypod.Attempt, len(h))
+	var d numReader
+	for i, a := range h {
+		out[i] = ocypod.Attempt{Attempt: d.uint(a.Attempt), Worker: a.Worker, EndedAt: d.micros(a.EndedAt), Status: ocypod.Status(a.Status)}
+		if t := d.micros(a.StartedAt); t != nil {
+			out[i].StartedAt = *t
+		}
+		if a.Error != nil {
+			out[i].Error = &ocypod.JobError{Group: a.Error.Group, Message: a.Error.Message}
+		}
+	}
+	return out, d.err
+}
+
+// jobMeta reads job id's metadata alone: one HGET.
+func (s *Store) jobMeta(ctx context.Context, id uint64) (*ocypod.Job, error) {
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	meta, err := s.rdb.HGet(ctx, s.l.key(s.l.partitionOf(id), "j"), strconv.FormatUint(id, 10)).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, ocypod.JobNotFound(id)
+	}
+	if err != nil {
+		return nil, translate(err)
+	}
+	j, err := decodeJob(id, meta, nil, nil, nil)
+	if err != nil {
+		return nil, ocypod.Internal(err)
+	}
+	return j, nil
+}
+
+// JobStatus returns the status of job id. Returns ocypod.JobNotFound when it
+// does not exist, ocypod.Internal when its data is unreadable.
+func (s *Store) JobStatus(ctx context.Context, id uint64) (ocypod.Status, error) {
+	j, err := s.jobMeta(ctx, id)
+	if err != nil {
+		return "", fmt.Errorf("redisstore: status of job %d: %w", id, err)
+	}
+	return j.Status, nil
+}
+
+// JobOutput returns the output of job id, nil when none was set or it is
+// JSON null. Returns ocypod.JobNotFound when the job does not exist.
+func (s *Store) JobOutput(ctx context.Context, id uint64) (json.RawMessage, error) {
+	fail := func(err error) (json.RawMessage, error) {
+		return nil, fmt.Errorf("redisstore: output of job %d: %w", id, err)
+	}
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	p, sid := s.l.partitionOf(id), strconv.FormatUint(id, 10)
+	pipe := s.rdb.Pipeline()
+	exists := pipe.HExists(ctx, s.l.key(p, "j"), sid)
+	out := pipe.HGet(ctx, s.l.key(p, "out"), sid)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return fail(translate(err))
+	}
+	if !exists.Val() {
+		return fail(ocypod.JobNotFound(id))
+	}
+	if errors.Is(out.Err(), redis.Nil) {
+		return nil, nil
+	}
+	msg, err := rawJSON(out.Val())
+	if err != nil {
+		return fail(ocypod.Internal(fmt.Errorf("job %d: output: %v", id, err)))
+	}
+	return msg, nil
+}
+
+// attemptArg adds the fencing attempt to args.
+func attemptArg(args map[string]any, attempt *uint64) map[string]any {
+	if attempt != nil {
+		args["attempt"] = *attempt
+	}
+	return args
+}
+
+// SetJobOutput replaces the output of running job id (nil stores JSON
+// null), for its attempt *attempt when given. Returns ocypod.JobNotFound,
+// ocypod.OutputNotRunning, ocypod.StaleAttempt, ocypod.Invalid when output
+// is not JSON.
+func (s *Store) SetJobOutput(ctx context.Context, id uint64, output json.RawMessage, attempt *uint64) error {
+	fail := func(err error) error { return fmt.Errorf("redisstore: set output of job %d: %w", id, err) }
+	out, err := compact(output, "output")
+	if err != nil {
+		return fail(err)
+	}
+	if out == "" {
+		out = "null"
+	}
+	if err := s.admitWrite(ctx); err != nil {
+		return fail(err)
+	}
+	r, err := s.run(ctx, s.jobCall(scriptSetOutput, id, attemptArg(map[string]any{"output": out}, attempt)), nil)
+	if err == nil && r.Err != "" {
+		err = refusal(r, id, "", nil, deref(attempt))
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+func deref(p *uint64) uint64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// Heartbeat records a heartbeat of running job id (of attempt *attempt
+// when given): last_heartbeat = now, which postpones its heartbeat timeout.
+// Returns ocypod.JobNotFound, ocypod.HeartbeatNotRunning,
+// ocypod.StaleAttempt.
+func (s *Store) Heartbeat(ctx context.Context, id uint64, attempt *uint64) error {
+	r, err := s.run(ctx, s.jobCall(scriptHeartbeat, id, attemptArg(map[string]any{}, attempt)), nil)
+	if err == nil && r.Err != "" {
+		if r.Err == "not_running" {
+			err = ocypod.HeartbeatNotRunning(id)
+		} else {
+			err = refusal(r, id, "", nil, deref(attempt))
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("redisstore: heartbeat of job %d: %w", id, err)
+	}
+	return nil
+}
+
+// DeleteJob deletes job id whatever its state, with every index entry.
+// Its waiting dependents are cancelled. Statistics are unchanged. Returns
+// ocypod.JobNotFound when it does not exist.
+func (s *Store) DeleteJob(ctx context.Context, id uint64) error {
+	r, err := s.run(ctx, s.jobCall(scriptDeleteJob, id, nil), nil)
+	if err == nil && r.Err != "" {
+		err = refusal(r, id, "", nil)
+	}
+	if err != nil {
+		return fmt.Errorf("redisstore: delete job %d: %w", id, err)
+	}
+	s.afterCall(ctx, r)
+	return nil
+}
+
+// RetryJob retries job id now (or at runAt), counting against its
+// retries: from running (the attempt ends as failed), failed, timed_out or
+// cancelled. With no retry left the job ends failed. Returns the new status
+// and retries_attempted; ocypod.JobNotFound, ocypod.TransitionConflict (to
+// queued) from another status, ocypod.QueueNotFound, ocypod.KeyPending.
+func (s *Store) RetryJob(ctx context.Context, id uint64, runAt *time.Time) (ocypod.RetryResult, error) {
+	args := map[string]any{}
+	if runAt != nil {
+		args["run_at"] = strconv.FormatInt(runAt.UnixMicro(), 10)
+	}
+	var got struct {
+		Status           string  `json:"status"`
+		RetriesAttempted flexNum `json:"retries_attempted"`
+	}
+	queued := ocypod.StatusQueued
+	r, err := s.run(ctx, s.jobCall(scriptRetryJob, id, args), &got)
+	if err == nil && r.Err != "" {
+		err = refusal(r, id, "", &queued)
+	}
+	if err != nil {
+		return ocypod.RetryResult{}, fmt.Errorf("redisstore: retry job %d: %w", id, err)
+	}
+	s.afterCall(ctx, r)
+	n, _ := got.RetriesAttempted.uint()
+	return ocypod.RetryResult{Status: ocypod.Status(got.Status), RetriesAttempted: n}, nil
+}
+
+// TagJobIDs returns the ids of the jobs carrying tag, ascending; an unknown
+// tag gives an empty (non-nil) slice. One pipelined round over partitions.
+func (s *Store) TagJobIDs(ctx context.Context, tag string) ([]uint64, error) {
+	lo, hi := lexRange(escLex(tag))
+	out, err := s.lexIDs(ctx, "tag", lo, hi)
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: jobs tagged %q: %w", tag, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,194 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/ocyless/ocyless/shared/ocypod"
+)
+
+// UpdateJob applies a PATCH to job id: the output (only while running), a
+// status change allowed by ocypod.AllowedFrom, and the extension fields,
+// atomically; nothing is written unless every check passes. With take set
+// it then takes jobs as Take would (in the same call when the queue lives
+// in the job's partition) and returns them.
+//
+// Returns ocypod.JobNotFound (even for an empty update),
+// ocypod.StaleAttempt, ocypod.OutputNotRunning, ocypod.TransitionConflict,
+// ocypod.NotPending, ocypod.QueueNotFound (a requeue into a deleted queue,
+// or a next or take queue that does not exist: nothing is applied),
+// ocypod.KeyPending.
+func (s *Store) UpdateJob(ctx context.Context, id uint64, u ocypod.JobUpdate, take *ocypod.TakeRequest) (ocypod.UpdateResult, []ocypod.NextJob, error) {
+	fail := func(err error) (ocypod.UpdateResult, []ocypod.NextJob, error) {
+		return ocypod.UpdateResult{}, nil, fmt.Errorf("redisstore: update job %d: %w", id, err)
+	}
+	now := s.now()
+	args := attemptArg(map[string]any{}, u.Attempt)
+	if u.Output != nil {
+		out, err := compact(u.Output, "output")
+		if err != nil {
+			return fail(err)
+		}
+		if out == "" {
+			out = "null"
+		}
+		if err := s.admitWrite(ctx); err != nil {
+			return fail(err)
+		}
+		args["output"] = out
+	}
+	if u.Status != nil {
+		args["status"] = string(*u.Status)
+		from := ocypod.AllowedFrom(*u.Status)
+		allowed := make([]string, len(from))
+		for i, st := range from {
+			allowed[i] = string(st)
+		}
+		args["allowed"] = allowed
+	}
+	if u.Error != nil {
+		args["error"] = map[string]string{"group": u.Error.Group, "message": u.Error.Message}
+	}
+	if u.Retry != nil && !*u.Retry {
+		args["retry"] = false
+	}
+	switch {
+	case u.RetryAt != nil:
+		args["retry_at"] = u.RetryAt.UnixMilli()
+	case u.RetryIn != nil:
+		args["retry_at"] = now.Add(u.RetryIn.Std()).UnixMilli()
+	}
+	if u.Priority != nil {
+		args["priority"] = *u.Priority
+	}
+	if u.RunAt != nil || u.Delay != nil {
+		args["run_at"] = runAt(u.RunAt, u.Delay, now)
+	}
+	if u.DependsOnSet {
+		for _, d := range u.DependsOn {
+			if d == id {
+				return fail(ocypod.Invalid("Invalid depends_on: a job cannot depend on itself"))
+			}
+		}
+		if err := s.checkJobsExist(ctx, u.DependsOn); err != nil {
+			return fail(err)
+		}
+		if err := s.checkNoCycle(ctx, id, u.DependsOn); err != nil {
+			return fail(err)
+		}
+		args["depends_on"] = idStrings(u.DependsOn)
+	}
+	if u.TagsSet {
+		if len(u.Tags) > ocypod.MaxTags {
+			return fail(ocypod.Invalid("Invalid tags: at most 64 tags per job"))
+		}
+		spec := ocypod.JobSpec{Tags: u.Tags}
+		if err := spec.Validate(); err != nil {
+			return fail(err)
+		}
+		args["tags"] = ""
+		if u.Tags != nil {
+			raw, back, err := encodeTags(u.Tags)
+			if err != nil {
+				return fail(ocypod.Internal(err))
+			}
+			args["tags"], args["tag_list"] = raw, back
+		}
+	}
+	if u.Tracked != nil {
+		args["tracked"] = *u.Tracked
+	}
+	if u.Next != nil {
+		if !ocypod.ValidQueueName(u.Next.Queue) {
+			return fail(ocypod.InvalidQueueName())
+		}
+		if err := validateSpec(&u.Next.Spec); err != nil {
+			return fail(err)
+		}
+		spec, err := specArgs(&u.Next.Spec, now)
+		if err != nil {
+			return fail(err)
+		}
+		if err := s.checkQueueExists(ctx, u.Next.Queue); err != nil {
+			return fail(err)
+		}
+		if err := s.checkJobsExist(ctx, u.Next.Spec.DependsOn); err != nil {
+			return fail(err)
+		}
+		args["next"] = map[string]any{"queue": u.Next.Queue, "spec": spec}
+	}
+	c := s.jobCall(scriptUpdateJob, id, args)
+	c.now = now
+	var tk *takeCall
+	if take != nil {
+		var err error
+		if tk, err = s.newTake(ctx, *take); err != nil {
+			return fail(err)
+		}
+		if first := tk.first(); first.p == c.p && len(tk.groups) == 1 {
+			// The next job's queue lives here: one call does both.
+			args["take"] = map[string]any{"queues": first.queues, "count": tk.count, "worker": tk.req.Worker}
+			c.queues = first.queues
+		} else {
+			// Elsewhere: a missing queue must refuse the PATCH too.
+			for _, q := range take.Queues {
+				if err := s.checkQueueExists(ctx, q); err != nil {
+					return fail(err)
+				}
+			}
+		}
+	}
+	var got struct {
+		Status string `json:"status"`
+		takeReply
+	}
+	r, err := s.run(ctx, c, &got)
+	if err == nil && r.Err != "" {
+		err = refusal(r, id, "", u.Status, deref(u.Attempt))
+	}
+	if err != nil {
+		return fail(err)
+	}
+	var res ocypod.UpdateResult
+	for _, e := range s.afterCall(ctx, r) {
+		if e.Op == "create" && e.From == strconv.FormatUint(id, 10) {
+			res.NextID = e.created
+		}
+	}
+	if u.Next != nil && res.NextID == 0 {
+		// The follow-up job is in the outbox; the sweep will create it.
+		s.log.WarnContext(ctx, "follow-up job not created yet; the outbox sweep will", "job_id", id)
+	}
+	if tk == nil {
+		return res, nil, nil
+	}
+	if _, ok := args["take"]; ok {
+		jobs, err := tk.collect(ctx, &got.takeReply)
+		if err != nil {
+			return fail(err)
+		}
+		if len(jobs) > 0 || tk.req.Wait <= 0 {
+			return res, jobs, nil
+		}
+	}
+	jobs, err := tk.run(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	return res, jobs, nil
+}
+
+// checkQueueExists answers ocypod.QueueNotFound unless queue is registered.
+func (s *Store) checkQueueExists(ctx context.Context, queue string) error {
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	ok, err := s.rdb.HExists(ctx, s.l.key(s.l.home(queue), "q"), queue).Result()
+	if err != nil {
+		return translate(err)
+	}
+	if !ok {
+		return ocypod.QueueNotFound(queue)
+	}
+	return nil
+}
