@@ -271,6 +271,13 @@ func roundTripsHTTP(r *run) {
 			lifecycleTrips += t
 		}
 	}
+	// One round trip per request is a property of the code, not a timing:
+	// every run checks it (with one partition, as here).
+	for i, st := range routeSteps {
+		if t := float64(warm[i].RoundTrips) / float64(r.n); t > 1 {
+			r.tb.Errorf("%s %s: %.2f Redis round trips (%s), want 1", st.method, st.path, t, perCall(warm[i], r.n))
+		}
+	}
 	r.metric(maxTrips, "max-roundtrips/request")
 	r.metric(lifecycleTrips, "roundtrips/lifecycle")
 	if !r.final() {

@@ -17,32 +17,41 @@ import (
 	"github.com/ocyless/ocyless/shared/redistest"
 )
 
-// scriptRecorder is a go-redis hook that records the SHA1 of every script
-// sent with EVAL or EVALSHA.
+// scriptRecorder is a go-redis hook that records every script sent, alone
+// or in a pipeline: the SHA1 of EVAL and EVALSHA, the function of FCALL.
 type scriptRecorder struct{ seen sync.Map }
 
 func (r *scriptRecorder) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (r *scriptRecorder) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		args := cmd.Args()
-		if len(args) > 1 {
-			switch strings.ToLower(fmt.Sprint(args[0])) {
-			case "evalsha":
-				r.seen.Store(fmt.Sprint(args[1]), true)
-			case "eval":
-				sum := sha1.Sum([]byte(fmt.Sprint(args[1])))
-				r.seen.Store(hex.EncodeToString(sum[:]), true)
-			case "fcall":
-				r.seen.Store(fmt.Sprint(args[1]), true)
-			}
-		}
+		r.record(cmd)
 		return next(ctx, cmd)
 	}
 }
 
 func (r *scriptRecorder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			r.record(cmd)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// record notes the script cmd runs, if it runs one.
+func (r *scriptRecorder) record(cmd redis.Cmder) {
+	args := cmd.Args()
+	if len(args) < 2 {
+		return
+	}
+	switch strings.ToLower(fmt.Sprint(args[0])) {
+	case "evalsha", "fcall":
+		r.seen.Store(fmt.Sprint(args[1]), true)
+	case "eval":
+		sum := sha1.Sum([]byte(fmt.Sprint(args[1])))
+		r.seen.Store(hex.EncodeToString(sum[:]), true)
+	}
 }
 
 var (

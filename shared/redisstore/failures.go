@@ -68,18 +68,10 @@ func (s *Store) FailureJobs(ctx context.Context, group string, limit int, cur st
 	if limit < 1 || limit > ocypod.MaxListLimit {
 		return fail(ocypod.Invalid(fmt.Sprintf("Invalid limit: must be 1 to %d", ocypod.MaxListLimit)))
 	}
-	counts, err := s.groupCounts(ctx)
-	if err != nil {
-		return fail(err)
-	}
-	var total uint64
-	for _, m := range counts {
-		total += m[group]
-	}
 	lo, hi := lexRange(escLex(group))
-	args := map[string]any{"limit": limit, "scan": limit, "parts": partsFor(nil),
+	args := map[string]any{"limit": limit, "scan": limit, "parts": partsFor(nil), "count_group": group,
 		"sources": []listSource{{Index: "fg", Lo: lo, Hi: hi}}}
-	page, err := s.listPage(ctx, ocypod.ListRequest{Limit: limit, Cursor: cur}, args)
+	page, total, err := s.listPageTotal(ctx, ocypod.ListRequest{Limit: limit, Cursor: cur}, args)
 	if err != nil {
 		return fail(err)
 	}
@@ -96,31 +88,41 @@ func (s *Store) RetryFailures(ctx context.Context, group string, limit int, queu
 	if limit < 1 || limit > ocypod.MaxListLimit {
 		return fail(ocypod.Invalid(fmt.Sprintf("Invalid limit: must be 1 to %d", ocypod.MaxListLimit)))
 	}
-	if queue != "" {
-		if !ocypod.ValidQueueName(queue) {
-			return fail(ocypod.InvalidQueueName())
-		}
-		if err := s.checkQueueExists(ctx, queue); err != nil {
-			return fail(err)
-		}
-	}
-	counts, err := s.groupCounts(ctx)
-	if err != nil {
-		return fail(err)
+	if queue != "" && !ocypod.ValidQueueName(queue) {
+		return fail(ocypod.InvalidQueueName())
 	}
 	var calls []*call
-	left := limit
-	for p, m := range counts {
-		n := min(int(m[group]), left)
-		if n == 0 {
-			continue
-		}
-		left -= n
-		args := map[string]any{"group": group, "limit": n}
+	if s.l.P == 1 {
+		// One partition: the whole limit, and the queue checked in the
+		// same script.
+		args := map[string]any{"group": group, "limit": limit}
 		if queue != "" {
-			args["queue"] = queue
+			args["queue"], args["must_exist"] = queue, queue
 		}
-		calls = append(calls, &call{sc: scriptRetryGroup, p: p, args: args})
+		calls = append(calls, &call{sc: scriptRetryGroup, args: args})
+	} else {
+		if queue != "" {
+			if err := s.checkQueueExists(ctx, queue); err != nil {
+				return fail(err)
+			}
+		}
+		counts, err := s.groupCounts(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		left := limit
+		for p, m := range counts {
+			n := min(int(m[group]), left)
+			if n == 0 {
+				continue
+			}
+			left -= n
+			args := map[string]any{"group": group, "limit": n}
+			if queue != "" {
+				args["queue"] = queue
+			}
+			calls = append(calls, &call{sc: scriptRetryGroup, p: p, args: args})
+		}
 	}
 	outs := make([]any, len(calls))
 	for i := range outs {
@@ -133,6 +135,9 @@ func (s *Store) RetryFailures(ctx context.Context, group string, limit int, queu
 	for i := range calls {
 		if errs[i] != nil {
 			return total, fmt.Errorf("redisstore: retry failures of %q: %w", group, errs[i])
+		}
+		if replies[i].Err == "queue_not_found" {
+			return fail(ocypod.QueueNotFound(queue))
 		}
 		s.afterCall(ctx, replies[i])
 		total += outs[i].(*struct {

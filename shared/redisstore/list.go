@@ -110,11 +110,13 @@ func (s *Store) ListJobs(ctx context.Context, req ocypod.ListRequest) (ocypod.Jo
 		if !ocypod.ValidQueueName(req.Queue) {
 			return fail(ocypod.InvalidQueueName())
 		}
-		if err := s.checkQueueExists(ctx, req.Queue); err != nil {
-			return fail(err)
-		}
 	}
 	if req.Key != "" {
+		if req.Queue != "" {
+			if err := s.checkQueueExists(ctx, req.Queue); err != nil {
+				return fail(err)
+			}
+		}
 		return s.listByKey(ctx, req)
 	}
 	code := ""
@@ -209,6 +211,13 @@ func (s *Store) listPartitions(ctx context.Context, queue string) []int {
 // listPage runs list.lua on every partition the listing covers (one
 // pipelined round), merges the replies in order and keeps the first limit.
 func (s *Store) listPage(ctx context.Context, req ocypod.ListRequest, args map[string]any) (ocypod.JobPage, error) {
+	page, _, err := s.listPageTotal(ctx, req, args)
+	return page, err
+}
+
+// listPageTotal is listPage, plus the sum of the partitions' totals (a
+// failure group's size, with args count_group).
+func (s *Store) listPageTotal(ctx context.Context, req ocypod.ListRequest, args map[string]any) (ocypod.JobPage, uint64, error) {
 	parts := s.listPartitions(ctx, req.Queue)
 	query, _ := json.Marshal([]any{req.Queue, req.Status, req.HasTag, req.Tag, req.Worker, req.Tracked, args["sources"]})
 	cur := cursor{Query: string(query), Parts: make([]*partCursor, len(parts))}
@@ -218,7 +227,7 @@ func (s *Store) listPage(ctx context.Context, req ocypod.ListRequest, args map[s
 	if req.Cursor != "" {
 		var err error
 		if cur, err = s.decodeCursor(req.Cursor, string(query), len(parts)); err != nil {
-			return ocypod.JobPage{}, err
+			return ocypod.JobPage{}, 0, err
 		}
 	}
 	type listed struct {
@@ -233,34 +242,53 @@ func (s *Store) listPage(ctx context.Context, req ocypod.ListRequest, args map[s
 		part       int
 	}
 	type listReply struct {
-		Jobs list[listed] `json:"jobs"`
-		Next *partCursor  `json:"next"`
+		Jobs  list[listed] `json:"jobs"`
+		Next  *partCursor  `json:"next"`
+		Total flexNum      `json:"total"`
 	}
 	var calls []*call
 	var outs []any
 	var which []int
 	for i, p := range parts {
-		if cur.Parts[i] == nil {
+		_, counting := args["count_group"]
+		if cur.Parts[i] == nil && !counting {
 			continue
 		}
 		a := map[string]any{}
 		for k, v := range args {
 			a[k] = v
 		}
-		if cur.Parts[i].M != "" || cur.Parts[i].I > 1 {
+		if cur.Parts[i] == nil {
+			a["done"] = true
+		}
+		if cur.Parts[i] != nil && (cur.Parts[i].M != "" || cur.Parts[i].I > 1) {
 			a["after"] = cur.Parts[i]
+		}
+		if req.Queue != "" && p == s.l.home(req.Queue) {
+			// The queue's home answers queue_not_found in the same round.
+			a["must_exist"] = req.Queue
 		}
 		calls = append(calls, &call{sc: scriptList, p: p, args: a})
 		outs = append(outs, new(listReply))
 		which = append(which, i)
 	}
-	_, errs := s.runAll(ctx, calls, outs)
+	replies, errs := s.runAll(ctx, calls, outs)
 	var all []listed
+	var total uint64
 	for n, i := range which {
 		if errs[n] != nil {
-			return ocypod.JobPage{}, errs[n]
+			return ocypod.JobPage{}, 0, errs[n]
+		}
+		if replies[n].Err == "queue_not_found" {
+			return ocypod.JobPage{}, 0, ocypod.QueueNotFound(req.Queue)
 		}
 		r := outs[n].(*listReply)
+		if n, err := r.Total.uint(); err == nil {
+			total += n
+		}
+		if cur.Parts[i] == nil {
+			continue // counted only
+		}
 		for _, j := range r.Jobs {
 			j.part = i
 			all = append(all, j)
@@ -297,11 +325,11 @@ func (s *Store) listPage(ctx context.Context, req ocypod.ListRequest, args map[s
 	for _, l := range all {
 		j, err := decodeJob(uint64(l.ID), l.Meta, l.Input, l.Output, l.Error)
 		if err != nil {
-			return ocypod.JobPage{}, ocypod.Internal(err)
+			return ocypod.JobPage{}, 0, ocypod.Internal(err)
 		}
 		if l.History != nil {
 			if j.History, err = decodeHistory(*l.History); err != nil {
-				return ocypod.JobPage{}, ocypod.Internal(err)
+				return ocypod.JobPage{}, 0, ocypod.Internal(err)
 			}
 		}
 		if l.Dependents != nil {
@@ -314,7 +342,7 @@ func (s *Store) listPage(ctx context.Context, req ocypod.ListRequest, args map[s
 	if slices.ContainsFunc(cur.Parts, func(c *partCursor) bool { return c != nil }) {
 		page.NextCursor = s.encodeCursor(cur)
 	}
-	return page, nil
+	return page, total, nil
 }
 
 // splitSort splits list.lua's "<source> <member>" sort key.

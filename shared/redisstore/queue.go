@@ -300,40 +300,44 @@ func (s *Store) DeleteQueue(ctx context.Context, name string) error {
 		return fail(ocypod.InvalidQueueName())
 	}
 	home, span := s.l.home(name), s.freshSpan(ctx, name)
-	r, err := s.run(ctx, &call{sc: scriptDeleteQueue, p: home, queue: name}, nil)
-	if err == nil && r.Err != "" {
-		err = refusal(r, 0, name, nil)
-	}
-	if err != nil {
-		return fail(err)
-	}
+	// One pipelined round: the settings go from every partition of the
+	// queue (the home's first), then each drops a first slice of the
+	// queue's pending jobs; what is left the sweeper drops. A partition
+	// runs its calls in order, so its slice follows its delete.
 	var calls []*call
-	for i := 1; i < span; i++ {
+	for i := range span {
 		calls = append(calls, &call{sc: scriptDeleteQueue, p: s.l.shard(home, i), queue: name})
 	}
-	if len(calls) > 0 {
-		_, errs := s.runAll(ctx, calls, make([]any, len(calls)))
-		if err := errors.Join(errs...); err != nil {
-			return fail(err)
-		}
+	drops := make([]dropReply, span)
+	outs := make([]any, span, 2*span)
+	for i := range span {
+		calls = append(calls, &call{sc: scriptDropQueue, p: s.l.shard(home, i), args: map[string]any{"limit": dropBatch}})
+		outs = append(outs, &drops[i])
+	}
+	replies, errs := s.runAll(ctx, calls, outs)
+	if errs[0] == nil && replies[0].Err != "" {
+		errs[0] = refusal(replies[0], 0, name, nil)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fail(err)
 	}
 	s.shardCache.Delete(name)
-	// A first slice now; what is left the sweeper drops.
-	for i := range span {
-		if _, err := s.dropSlice(ctx, s.l.shard(home, i)); err != nil {
-			return fail(err)
-		}
+	for _, r := range replies[span:] {
+		s.afterCall(ctx, r)
 	}
 	return nil
 }
 
 // dropSlice drops up to dropBatch pending jobs of deleted queues in
 // partition p and reports whether more are left.
+// dropReply is drop_queue.lua's answer.
+type dropReply struct {
+	Dropped int  `json:"dropped"`
+	More    bool `json:"more"`
+}
+
 func (s *Store) dropSlice(ctx context.Context, p int) (bool, error) {
-	var got struct {
-		Dropped int  `json:"dropped"`
-		More    bool `json:"more"`
-	}
+	var got dropReply
 	r, err := s.run(ctx, &call{sc: scriptDropQueue, p: p, args: map[string]any{"limit": dropBatch}}, &got)
 	if err != nil {
 		return false, err

@@ -87,9 +87,6 @@ func (s *Store) GetSchedule(ctx context.Context, queue, id string) (ocypod.Sched
 // ListSchedules returns every schedule of queue, by id. Returns
 // ocypod.QueueNotFound.
 func (s *Store) ListSchedules(ctx context.Context, queue string) ([]ocypod.Schedule, error) {
-	if err := s.checkQueueExists(ctx, queue); err != nil {
-		return nil, fmt.Errorf("redisstore: list schedules: %w", err)
-	}
 	list, err := s.schedules(ctx, queue, "")
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: list schedules: %w", err)
@@ -112,8 +109,12 @@ func (s *Store) schedules(ctx context.Context, queue, id string) ([]ocypod.Sched
 			Next flexNum `json:"next"`
 		}] `json:"schedules"`
 	}
-	if _, err := s.run(ctx, &call{sc: scriptSchedule, p: s.l.home(queue), queue: queue, args: args}, &got); err != nil {
+	r, err := s.run(ctx, &call{sc: scriptSchedule, p: s.l.home(queue), queue: queue, args: args}, &got)
+	if err != nil {
 		return nil, err
+	}
+	if r.Err == "queue_not_found" {
+		return nil, ocypod.QueueNotFound(queue)
 	}
 	out := []ocypod.Schedule{}
 	for _, e := range got.Schedules {

@@ -27,9 +27,6 @@ func (s *Store) QueueStats(ctx context.Context, queue string, day time.Time) (oc
 	if !ocypod.ValidQueueName(queue) {
 		return fail(ocypod.InvalidQueueName())
 	}
-	if err := s.checkQueueExists(ctx, queue); err != nil {
-		return fail(err)
-	}
 	fields := []string{queue + " c", queue + " d", queue + " f", queue + " r"}
 	for _, w := range []string{"w", "r"} {
 		for b := range ocypod.HistogramBuckets {
@@ -38,13 +35,18 @@ func (s *Store) QueueStats(ctx context.Context, queue string, day time.Time) (oc
 	}
 	ctx, cancel := s.opContext(ctx)
 	defer cancel()
+	parts := s.listPartitions(ctx, queue)
 	pipe := s.rdb.Pipeline()
+	exists := pipe.HExists(ctx, s.l.key(s.l.home(queue), "q"), queue) // in the same round
 	var cmds []*redis.SliceCmd
-	for _, p := range s.listPartitions(ctx, queue) {
+	for _, p := range parts {
 		cmds = append(cmds, pipe.HMGet(ctx, s.partKey(p, "st", "", day), fields...))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return fail(translate(err))
+	}
+	if !exists.Val() {
+		return fail(ocypod.QueueNotFound(queue))
 	}
 	sums := make([]float64, len(fields))
 	for _, c := range cmds {

@@ -10,11 +10,19 @@
 -- A.queue, A.status, A.tag, A.worker, A.tracked -> filters checked on each
 --              job (what the sources do not already select)
 -- A.parts   -> which of input, output, error to return with each job
+-- A.must_exist -> a queue: answer queue_not_found unless it exists here
+-- A.count_group -> a failure group: reply its count here as total;
+--              A.done -> only that (this partition's part of the page is done)
 --
 -- Reply {jobs = [{id, sort, meta, input?, output?, error?}], next = cursor
 -- after the last entry looked at, or absent when the sources are done}.
 -- sort is "<source number> <member>", comparable across partitions.
 
+if A.must_exist and redis.call('HEXISTS', K.q, A.must_exist) == 0 then return fail('queue_not_found') end
+-- A failure group's page also counts the group here; a partition whose
+-- part of the listing is done answers only that.
+local total = A.count_group and num(redis.call('HGET', K.fgc, A.count_group))
+if A.done then return cjson.encode({jobs = {}, total = total}) end
 local IDX = {idx = K.idx, tag = K.tag, trk = K.trk, wk = K.wk, fg = K.fg}
 local limit, scan = num(A.limit), num(A.scan)
 local jobs = {}
@@ -86,6 +94,6 @@ while i <= #A.sources and #jobs < limit and looked < scan do
   end
   if #ms_ < n then i, after = i + 1, nil end
 end
-local t = {jobs = jobs}
+local t = {jobs = jobs, total = total}
 if i <= #A.sources then t.next = {i = i, m = after} end
 return cjson.encode(t)

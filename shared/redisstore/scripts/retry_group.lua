@@ -4,8 +4,10 @@
 -- A.queue (optional) -> requeue them into this queue instead of their own:
 -- moved here when the queue exists in this partition, else copied there
 -- through the outbox (a new job) and deleted here.
+-- A.must_exist -> a queue: answer queue_not_found unless it exists here.
 -- Reply {retried = n}. A job whose key another pending job holds stays.
 
+if A.must_exist and not queue_settings(A.must_exist) then return fail('queue_not_found') end
 local lo, hi = lex_range(esc(A.group))
 local n = 0
 local target = A.queue and queue_settings(A.queue)

@@ -6,7 +6,8 @@
 --                 (ms) -> {created}; error queue_not_found
 -- A.op = 'delete' A.queue, A.id -> {}; error schedule_not_found
 -- A.op = 'get'    A.queue, A.id (absent: every schedule of the queue) ->
---                 {schedules = [{id, doc, next}]}
+--                 {schedules = [{id, doc, next}]}; without A.id, error
+--                 queue_not_found
 -- A.op = 'fire'   A.queue, A.id, A.due (ms: the firing the caller saw),
 --                 A.next (ms: the one after), A.spec (the job to create) ->
 --                 {fired}: the job is created through the outbox only if
@@ -26,6 +27,7 @@ elseif A.op == 'delete' then
   redis.call('ZREM', K.schl, member)
   return '{}'
 elseif A.op == 'get' then
+  if not A.id and redis.call('HEXISTS', K.q, A.queue) == 0 then return fail('queue_not_found') end
   local members = {member}
   if not A.id then
     local lo, hi = lex_range(A.queue)
