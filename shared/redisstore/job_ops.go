@@ -193,14 +193,8 @@ func attemptArg(args map[string]any, attempt *uint64) map[string]any {
 // is not JSON.
 func (s *Store) SetJobOutput(ctx context.Context, id uint64, output json.RawMessage, attempt *uint64) error {
 	fail := func(err error) error { return fmt.Errorf("redisstore: set output of job %d: %w", id, err) }
-	out, err := compact(output, "output")
+	out, err := s.outputArg(ctx, output)
 	if err != nil {
-		return fail(err)
-	}
-	if out == "" {
-		out = "null"
-	}
-	if err := s.admitWrite(ctx); err != nil {
 		return fail(err)
 	}
 	r, err := s.run(ctx, s.jobCall(scriptSetOutput, id, attemptArg(map[string]any{"output": out}, attempt)), nil)
@@ -290,4 +284,17 @@ func (s *Store) TagJobIDs(ctx context.Context, tag string) ([]uint64, error) {
 		return nil, fmt.Errorf("redisstore: jobs tagged %q: %w", tag, err)
 	}
 	return out, nil
+}
+
+// outputArg is a new output as a script takes it: compact JSON text
+// ("null" for none), once the store admits the write.
+func (s *Store) outputArg(ctx context.Context, output json.RawMessage) (string, error) {
+	out, err := compact(output, "output")
+	if err != nil {
+		return "", err
+	}
+	if out == "" {
+		out = "null"
+	}
+	return out, s.admitWrite(ctx)
 }

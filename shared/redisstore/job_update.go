@@ -26,14 +26,8 @@ func (s *Store) UpdateJob(ctx context.Context, id uint64, u ocypod.JobUpdate, ta
 	now := s.now()
 	args := attemptArg(map[string]any{}, u.Attempt)
 	if u.Output != nil {
-		out, err := compact(u.Output, "output")
+		out, err := s.outputArg(ctx, u.Output)
 		if err != nil {
-			return fail(err)
-		}
-		if out == "" {
-			out = "null"
-		}
-		if err := s.admitWrite(ctx); err != nil {
 			return fail(err)
 		}
 		args["output"] = out
