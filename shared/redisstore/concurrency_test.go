@@ -1,7 +1,6 @@
 package redisstore_test
 
 import (
-	"context"
 	"encoding/json"
 	"strconv"
 	"sync"
@@ -30,7 +29,7 @@ func TestConcurrentDrain(t *testing.T) {
 		wg        sync.WaitGroup
 		stop      = make(chan struct{})
 	)
-	ctx := context.Background()
+	ctx := t.Context()
 	go func() { // a sweeper racing the workers; nothing is due
 		for {
 			select {

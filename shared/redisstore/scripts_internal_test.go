@@ -1,7 +1,6 @@
 package redisstore
 
 import (
-	"context"
 	"fmt"
 	"io/fs"
 	"reflect"
@@ -99,7 +98,7 @@ func evalLib(t *testing.T, rdb redis.UniversalClient, body string) any {
 	now := time.Date(2024, 3, 1, 10, 0, 0, 123456000, time.UTC)
 	src := fmt.Sprintf("local K = {z = KEYS[1]}\nlocal A = {now = '%d', ms = %d, p = 0, P = 1}\n%s\n%s",
 		now.UnixMicro(), now.UnixMilli(), readScript(libName), body)
-	res, err := rdb.Eval(context.Background(), src, []string{"{" + t.Name() + "}:z"}).Result()
+	res, err := rdb.Eval(t.Context(), src, []string{"{" + t.Name() + "}:z"}).Result()
 	if err != nil {
 		t.Fatalf("eval %q: %v", body, err)
 	}
