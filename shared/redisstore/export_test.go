@@ -36,3 +36,6 @@ func ScriptIDs() map[string][2]string {
 // SetCrashAfterCall makes s behave as a process that dies right after each
 // script call: the effects it recorded are left in the outbox.
 func SetCrashAfterCall(s *Store, on bool) { s.crashAfterCall = on }
+
+// SetUpgradeBatch makes s's upgrade convert n version-1 jobs per batch.
+func SetUpgradeBatch(s *Store, n int) { s.upgradeBatch = n }

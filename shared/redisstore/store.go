@@ -123,6 +123,8 @@ type Store struct {
 	// shardCache holds what this process knows of sharded queues
 	// (queue name -> shardInfo).
 	shardCache sync.Map
+	// upgradeBatch, when set, replaces the upgrade's batch size (tests).
+	upgradeBatch int
 	// blockPiece is the longest sub-second BLPOP a long-poll sends: half
 	// the client's read timeout, at most a second.
 	blockPiece time.Duration

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -8,7 +9,8 @@ import (
 	"time"
 )
 
-// upgradeBatch is how many version-1 jobs one upgrade call converts.
+// upgradeBatch is how many version-1 jobs one upgrade call converts
+// (Store.upgradeBatch, when set, in tests).
 const upgradeBatch = 200
 
 // v1Statuses are the per-queue index sets version 1 kept.
@@ -85,7 +87,7 @@ func (s *Store) Upgrade(ctx context.Context, budget time.Duration) (done bool, e
 		if next > last {
 			break
 		}
-		hi := min(next+upgradeBatch-1, last)
+		hi := min(next+int64(cmp.Or(s.upgradeBatch, upgradeBatch))-1, last)
 		ids := make([]string, 0, hi-next+1)
 		keys := make([]string, 0, hi-next+2)
 		batchSeq := map[string]any{}
@@ -101,8 +103,12 @@ func (s *Store) Upgrade(ctx context.Context, budget time.Duration) (done bool, e
 		if err != nil {
 			return fail(err)
 		}
+		// The progress, and the lock held for another while.
 		octx, cancel = s.opContext(ctx)
-		err = s.rdb.HSet(octx, progress, "next", hi+1).Err()
+		pipe := s.rdb.Pipeline()
+		pipe.HSet(octx, progress, "next", hi+1)
+		pipe.Expire(octx, lock, hold)
+		_, err = pipe.Exec(octx)
 		cancel()
 		if err != nil {
 			return fail(translate(err))

@@ -81,8 +81,16 @@ var upgradeCases = []conformanceCase{
 		want := map[uint64]map[string]string{}
 		var stats map[string]string
 		var mailOrder []uint64
+		var registered []string                    // version 1's queues
+		settingsOf := map[string]map[string]string{} // their hashes
 		for _, e := range entries {
 			switch {
+			case e.Key == "{v1}:queues":
+				_ = json.Unmarshal(e.Value, &registered)
+			case strings.HasPrefix(e.Key, "{v1}:queue:") && strings.Count(e.Key, ":") == 2:
+				var v map[string]string
+				_ = json.Unmarshal(e.Value, &v)
+				settingsOf[strings.TrimPrefix(e.Key, "{v1}:queue:")] = v
 			case strings.HasPrefix(e.Key, "{v1}:job:"):
 				var v map[string]string
 				_ = json.Unmarshal(e.Value, &v)
@@ -99,8 +107,11 @@ var upgradeCases = []conformanceCase{
 				}
 			}
 		}
-		// In slices, as a sweeper with a small budget does; the first pass
-		// twice over, as after a crash.
+		// In batches of 4, one per call, as a sweeper with a small budget
+		// does; the first batch twice over, as after a crash before its
+		// progress was recorded.
+		redisstore.SetUpgradeBatch(h.s, 4)
+		batches := 0
 		for i := 0; ; i++ {
 			if i > 50 {
 				t.Fatal("the upgrade never finished")
@@ -111,6 +122,26 @@ var upgradeCases = []conformanceCase{
 			}
 			if done {
 				break
+			}
+			batches++
+			if i == 0 {
+				h.do("DEL", "{"+h.ns+"}:v1up")
+			}
+		}
+		if batches < 3 {
+			t.Fatalf("the upgrade took %d batches, want several", batches)
+		}
+		// Version 1's queues, and only they, with their settings; a deleted
+		// queue's jobs came along without bringing it back.
+		slices.Sort(registered)
+		if got, err := h.s.ListQueues(h.ctx); err != nil || !slices.Equal(got, registered) {
+			t.Errorf("queues after the upgrade = %v, %v, want version 1's %v", got, err, registered)
+		}
+		for _, q := range registered {
+			qs, err := h.s.GetQueue(h.ctx, q)
+			if err != nil || strconv.FormatUint(qs.Timeout.Secs, 10) != settingsOf[q]["timeout"] ||
+				strconv.FormatUint(qs.Retries, 10) != settingsOf[q]["retries"] {
+				t.Errorf("queue %s = %+v, %v, version 1 had %v", q, qs, err, settingsOf[q])
 			}
 		}
 		if info, err := h.s.Open(h.ctx); err != nil || info.Upgrade {

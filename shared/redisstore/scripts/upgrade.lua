@@ -4,7 +4,7 @@
 -- reads are declared after the others (KW), in the order A lists them.
 --
 -- A.op = 'queue' KW = {v1 queue hash}; A.name -> the queue's settings, if
---                it is not here yet.
+--                it is not here yet and version 1 had it (not deleted).
 -- A.op = 'jobs'  KW = {v1 job hash of each of A.ids..., v1 failed set};
 --                A.seq[id] -> the pending order of queued jobs. Each job is
 --                written here with every index entry, then its version-1
@@ -16,8 +16,10 @@
 
 local n = 0
 if A.op == 'queue' then
-  if redis.call('HEXISTS', K.q, A.name) == 0 then
-    local h = redis.call('HGETALL', KW[1])
+  local h = redis.call('HGETALL', KW[1])
+  -- A name without settings is a deleted queue that still has jobs: they
+  -- are converted, the queue stays deleted.
+  if #h > 0 and redis.call('HEXISTS', K.q, A.name) == 0 then
     local s = {g = redis.call('HINCRBY', K.ctr, 'gen', 1), o = 0, k = 1, s = 1}
     local names = {timeout = 't', heartbeat_timeout = 'h', expires_after = 'e', retries = 'r', retry_delays = 'd'}
     for i = 1, #h, 2 do
