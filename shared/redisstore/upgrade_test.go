@@ -81,7 +81,7 @@ var upgradeCases = []conformanceCase{
 		want := map[uint64]map[string]string{}
 		var stats map[string]string
 		var mailOrder []uint64
-		var registered []string                    // version 1's queues
+		var registered []string                      // version 1's queues
 		settingsOf := map[string]map[string]string{} // their hashes
 		for _, e := range entries {
 			switch {
