@@ -21,17 +21,6 @@ import (
 	"github.com/ocyless/ocyless/shared/sweep"
 )
 
-// noRedis names the routes whose handler never touches Redis. Their
-// functions run outside the VPC, without cache permissions, and with a
-// placeholder Redis URL (NoRedisURL). The route table does not carry this
-// on purpose: it is a deployment detail, and a wrong entry here only costs
-// a function that cannot reach Redis, which its handler never asks for.
-var noRedis = map[string]bool{
-	"version":   true, // GET /info/version answers a constant
-	"openapi":   true, // GET /openapi.json answers a constant
-	"dashboard": true, // GET /ui serves an embedded page
-}
-
 // longPoll names the routes whose takes may wait (?wait=, up to
 // ocypod.MaxWait = 20 s): their functions get LongPollTimeout instead of
 // the template's global 10 s, still below API Gateway's 30 s integration
@@ -166,7 +155,7 @@ func Functions(in Input) ([]Function, error) {
 			Dir:        "functions/" + r.Name,
 			Event:      "events/" + r.Name + ".json",
 			Route:      &r,
-			NeedsRedis: !noRedis[r.Name],
+			NeedsRedis: httpapi.NeedsStore(r.Name),
 		}
 		if longPoll[r.Name] {
 			f.Timeout = LongPollTimeout

@@ -92,7 +92,7 @@ func routeFunction(b *strings.Builder, f Function) {
 	}
 	if !f.NeedsRedis {
 		b.WriteString("      # No VPC, no cache permission, and neither the cache's address nor its\n")
-		b.WriteString("      # credentials: the handler never touches Redis (internal/deploygen noRedis).\n")
+		b.WriteString("      # credentials: the handler never touches Redis (httpapi.NeedsStore).\n")
 		b.WriteString("      Environment:\n")
 		fmt.Fprintf(b, "        Variables: {OCYPOD_REDIS_URL: %s, OCYPOD_REDIS_IAM_USER: ''}\n", yamlQuote(NoRedisURL))
 	}

@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 //go:embed page.html page.css page.js
@@ -31,14 +32,21 @@ const (
 	scriptMarker = "/*SCRIPT*/"
 )
 
-// page is the document served, csp its policy and etag its validator, all
-// fixed at build time.
-var page, csp, etag = build()
+// document is the page served, its policy and its validator, all fixed by
+// the build.
+type document struct {
+	html      []byte
+	csp, etag string
+}
+
+// doc is built on first use, not at init: every function of the API links
+// this package, and only the dashboard's serves it.
+var doc = sync.OnceValue(build)
 
 // build inlines page.css and page.js into page.html and derives the policy
-// from their hashes. A broken embed panics at start: every build would
-// serve the same broken page.
-func build() (doc []byte, policy, tag string) {
+// from their hashes. A broken embed panics: every build would serve the
+// same broken page (a test builds it).
+func build() document {
 	read := func(name string) string {
 		b, err := files.ReadFile(name)
 		if err != nil {
@@ -57,7 +65,7 @@ func build() (doc []byte, policy, tag string) {
 	}
 	html = strings.Replace(html, styleMarker, style, 1)
 	html = strings.Replace(html, scriptMarker, script, 1)
-	policy = strings.Join([]string{
+	policy := strings.Join([]string{
 		"default-src 'none'",
 		"script-src " + hashSource(script),
 		"style-src " + hashSource(style),
@@ -69,7 +77,7 @@ func build() (doc []byte, policy, tag string) {
 		"trusted-types 'none'",
 	}, "; ")
 	sum := sha256.Sum256([]byte(html))
-	return []byte(html), policy, `"` + hex.EncodeToString(sum[:12]) + `"`
+	return document{html: []byte(html), csp: policy, etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
 }
 
 // hashSource is the CSP source expression allowing one inline block.
@@ -79,8 +87,8 @@ func hashSource(block string) string {
 }
 
 // headers are set on every answer, 304 included.
-func headers(h http.Header) {
-	h.Set("Content-Security-Policy", csp)
+func headers(h http.Header, d document) {
+	h.Set("Content-Security-Policy", d.csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
@@ -89,20 +97,21 @@ func headers(h http.Header) {
 	// The page changes only with a new build: browsers keep it but ask
 	// each time, and get a bodiless 304 while the build is the same.
 	h.Set("Cache-Control", "no-cache")
-	h.Set("ETag", etag)
+	h.Set("ETag", d.etag)
 }
 
 // Serve answers a GET of the page.
 func Serve(w http.ResponseWriter, r *http.Request) {
+	d := doc()
 	h := w.Header()
-	headers(h)
-	if matches(r.Header.Values("If-None-Match"), etag) {
+	headers(h, d)
+	if matches(r.Header.Values("If-None-Match"), d.etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(len(page)))
-	_, _ = w.Write(page)
+	h.Set("Content-Length", strconv.Itoa(len(d.html)))
+	_, _ = w.Write(d.html)
 }
 
 // matches reports whether an If-None-Match header names tag (weakly, as

@@ -24,9 +24,6 @@ func closedPort(tb testing.TB) int {
 	return port
 }
 
-// noRedisRoutes answer constants: they never touch Redis.
-var noRedisRoutes = map[string]bool{"version": true, "openapi": true, "dashboard": true}
-
 // TestRedisDown: with Redis unreachable every route that needs it answers
 // 503 with a message (and no credentials) within a bounded time; what needs
 // no Redis still works.
@@ -51,7 +48,7 @@ func TestRedisDown(t *testing.T) {
 	const prefix = "Failed to connect to Redis: "
 	t.Run("routes", func(t *testing.T) {
 		for _, rt := range Routes() {
-			if noRedisRoutes[rt.Name] {
+			if !NeedsStore(rt.Name) {
 				continue
 			}
 			t.Run(rt.Name, func(t *testing.T) {
@@ -89,7 +86,7 @@ func TestRedisDown(t *testing.T) {
 
 	// Each failure is logged once, at Error, without the password.
 	lines := logs.lines()
-	if want := len(Routes()) - len(noRedisRoutes); len(lines) != want {
+	if want := len(Routes()) - len(storeless); len(lines) != want {
 		t.Errorf("%d log lines, want %d (one per failed request)", len(lines), want)
 	}
 	for _, l := range lines {

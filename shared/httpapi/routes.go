@@ -70,6 +70,15 @@ var routes = []Route{
 	{"dashboard", http.MethodGet, "/ui", (*API).dashboard},
 }
 
+// storeless names the routes whose handler never touches the store: they
+// answer constants or an embedded page. Their functions run without Redis
+// (no VPC, no cache permission, no connection at init); a test with Redis
+// down shows they still answer.
+var storeless = map[string]bool{"version": true, "openapi": true, "dashboard": true}
+
+// NeedsStore reports whether the route called name uses the store.
+func NeedsStore(name string) bool { return !storeless[name] }
+
 // Routes returns a copy of the route table.
 func Routes() []Route { return append([]Route(nil), routes...) }
 

@@ -29,9 +29,9 @@ func NewHTTPHandler(getenv func(string) (string, bool), routeName string, log *s
 	if err != nil {
 		return nil, err
 	}
-	// The version and openapi routes never touch Redis (their functions
-	// have no network path to it).
-	if routeName != "version" && routeName != "openapi" {
+	// A route that never touches the store does not reach for Redis (its
+	// function has no network path to it).
+	if httpapi.NeedsStore(routeName) {
 		upgrade, err := openStore(store, cfg, log)
 		if err != nil {
 			return nil, err
