@@ -54,7 +54,8 @@
 //     200 "unhealthy" JSON for a failed PING).
 //   - A 500 carries the generic text "Internal server error"; the cause is
 //     logged, never echoed (upstream echoed raw Redis error texts).
-//   - Queue names and tags are limited to 1024 bytes (ocypod.MaxNameLength).
+//   - Queue names and tags are limited to 1024 bytes (ocypod.MaxNameLength),
+//     a job to 64 tags (ocypod.MaxTags).
 //   - ?fields= names each field once (upstream repeated a repeated name),
 //     and the paths of the extension's routes, unknown to upstream, are
 //     served (PATCH /queue/{name} among them, so that path's Allow grows).

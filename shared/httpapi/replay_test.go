@@ -133,8 +133,10 @@ func replayRecord(t *testing.T, steps []replayStep) [][]byte {
 
 // replayChanged are the answers that differ from Ocypod 0.8's on purpose
 // (README, "Differences from upstream"), by request label: the new routes
-// now answer paths that were unknown, and ?fields= names each field once.
+// now answer paths that were unknown, ?fields= names each field once, and
+// a job holds at most 64 tags.
 var replayChanged = map[string]string{
+	"POST /queue/q/job " + sixtyFiveTags: "=> 400\nContent-Type: text/plain; charset=utf-8\n" + `"Invalid tags: at most 64 tags per job"`,
 	"GET /job/1?fields=id,id": "=> 200\nContent-Type: application/json\n" + `"{\"id\":1}"`,
 	"GET /job/1?fields=status,status,ended": "=> 200\nContent-Type: application/json\n" +
 		`"{\"status\":\"queued\",\"ended\":false}"`,
@@ -151,6 +153,15 @@ var replayChanged = map[string]string{
 	"GET /workers":               "=> 200\nContent-Type: application/json\n" + `"[]"`,
 	"GET /failures":              "=> 200\nContent-Type: application/json\n" + `"{}"`,
 }
+
+// sixtyFiveTags is a create body with one tag more than a job may hold.
+var sixtyFiveTags = func() string {
+	tags := make([]string, 65)
+	for i := range tags {
+		tags[i] = fmt.Sprintf("%q", fmt.Sprintf("t%d", i))
+	}
+	return `{"tags":[` + strings.Join(tags, ",") + `]}`
+}()
 
 // TestOcypodReplay replays Ocypod's quickstart and the Ocypod request set
 // (testdata/ocypod-requests.txt, then the bad inputs) and checks every
