@@ -137,7 +137,7 @@ func replayRecord(t *testing.T, steps []replayStep) [][]byte {
 // a job holds at most 64 tags.
 var replayChanged = map[string]string{
 	"POST /queue/q/job " + sixtyFiveTags: "=> 400\nContent-Type: text/plain; charset=utf-8\n" + `"Invalid tags: at most 64 tags per job"`,
-	"GET /job/1?fields=id,id": "=> 200\nContent-Type: application/json\n" + `"{\"id\":1}"`,
+	"GET /job/1?fields=id,id":            "=> 200\nContent-Type: application/json\n" + `"{\"id\":1}"`,
 	"GET /job/1?fields=status,status,ended": "=> 200\nContent-Type: application/json\n" +
 		`"{\"status\":\"queued\",\"ended\":false}"`,
 	"GET /job":  "=> 400\nContent-Type: text/plain; charset=utf-8\n" + `"Invalid queues: give at least one queue"`,
