@@ -30,12 +30,9 @@
 //   - after a 502, 503 or 504, or a connection that failed, only for the
 //     calls that repeating cannot change further: reads (every GET that
 //     is not a take), PUT of a queue, a schedule, a heartbeat or an
-//     output, PATCH of a queue, and creates that carry a Key (without
-//     OnConflictError), which find the job the first attempt created while
-//     it is still pending.
+//     output, and PATCH of a queue.
 //
-// Takes, job updates, deletes, retries and creates without a key are not
-// sent again: a 503 may have been applied (the server answers 503 when its
+// Creates, takes, job updates, deletes and retries are not sent again: a 503 may have been applied (the server answers 503 when its
 // time is up, which can be after Redis ran the request). A take that
 // answered 503, or whose context ended mid-request, may have handed a job
 // to nobody; that job stays running until its timeout or heartbeat_timeout

@@ -80,7 +80,8 @@ func ExampleError() {
 }
 
 // A create with a key is idempotent while its job is pending: sending it
-// again (the client does after a 503) finds the same job.
+// again (after a 503, say) finds the same job instead of adding one. Once
+// a worker took the job, the same key queues a new one behind it.
 func ExampleClient_CreateJob_key() {
 	srv, err := testserver.Start()
 	if err != nil {

@@ -22,18 +22,16 @@ type Created struct {
 // queue is ErrNotFound; a bad spec is ErrBadRequest and creates nothing;
 // OnConflictError with a key a pending job holds is ErrConflict.
 //
-// A create is sent again after a 503 only when it carries a Key (and not
-// OnConflictError): the repeat then finds the job the first attempt
-// created while that job is still pending.
+// A create is sent again after a 429 only, never after a 503 (which may
+// have been applied): to retry it yourself without a second job, give it a
+// Key, and retry while the first job can still be pending (see the package
+// documentation).
 func (c *Client) CreateJob(ctx context.Context, queue string, spec JobSpec) (Created, error) {
 	body, err := spec.MarshalJSON()
 	if err != nil {
 		return Created{}, err
 	}
 	cl := call{method: http.MethodPost, path: "/queue/" + esc(queue) + "/job", body: body, safety: notIdempotent}
-	if spec.retrySafe() {
-		cl.safety = idempotent
-	}
 	resp, err := c.do(ctx, cl)
 	if err != nil {
 		return Created{}, err
@@ -49,11 +47,9 @@ func (c *Client) CreateJob(ctx context.Context, queue string, spec JobSpec) (Cre
 // /queue/{name}/jobs) and returns their ids in order (a pending job's id
 // for a create whose key it holds). The batch is checked whole: one bad
 // spec is ErrBadRequest naming its index ("Invalid jobs[3]: ...") and
-// creates nothing. It is sent again after a 503 only when every spec
-// carries a key, as for CreateJob.
+// creates nothing. Like CreateJob, it is sent again after a 429 only.
 func (c *Client) CreateJobs(ctx context.Context, queue string, specs []JobSpec) ([]uint64, error) {
 	body := []byte{'['}
-	safe := len(specs) > 0
 	for i := range specs {
 		if i > 0 {
 			body = append(body, ',')
@@ -63,13 +59,9 @@ func (c *Client) CreateJobs(ctx context.Context, queue string, specs []JobSpec) 
 			return nil, err
 		}
 		body = append(body, b...)
-		safe = safe && specs[i].retrySafe()
 	}
 	body = append(body, ']')
-	cl := call{method: http.MethodPost, path: "/queue/" + esc(queue) + "/jobs", body: body}
-	if safe {
-		cl.safety = idempotent
-	}
+	cl := call{method: http.MethodPost, path: "/queue/" + esc(queue) + "/jobs", body: body, safety: notIdempotent}
 	resp, err := c.do(ctx, cl)
 	if err != nil {
 		return nil, err

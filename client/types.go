@@ -311,8 +311,3 @@ func (s JobSpec) MarshalJSON() ([]byte, error) {
 	return o.bytes()
 }
 
-// retrySafe reports whether sending the create again cannot add a second
-// job: it carries a key and no policy that would refuse the repeat.
-func (s *JobSpec) retrySafe() bool {
-	return s.Key != "" && s.OnConflict != OnConflictError
-}

@@ -33,9 +33,10 @@
 // the job was cancelled, timed out or deleted) ends the handler's context
 // with cause ErrJobLost, and the handler's result is dropped.
 //
-// Heartbeats go every third of the job's heartbeat_timeout (read with one
-// GET /job/{id}?fields=heartbeat_timeout per job, while the handler
-// already runs), or every Options.HeartbeatInterval.
+// Heartbeats go every third of the job's heartbeat_timeout, or every
+// Options.HeartbeatInterval. The heartbeat_timeout is read (GET
+// /job/{id}?fields=heartbeat_timeout) once the handler has run 250ms: a
+// shorter job costs only its take and its completion.
 //
 // # Failures
 //

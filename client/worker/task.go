@@ -227,7 +227,7 @@ func (r *run) send(ctx context.Context, t *task, u client.JobUpdate) (client.Upd
 		switch {
 		case err == nil:
 			return res, nil
-		case repeated && client.IsConflict(err) && !errors.Is(err, client.ErrStaleAttempt) && r.applied(ctx, t):
+		case repeated && client.IsConflict(err) && !errors.Is(err, client.ErrStaleAttempt) && r.applied(ctx, t, u.Status):
 			return client.UpdateResult{}, nil
 		case ctx.Err() != nil || !(client.IsUnavailable(err) || errors.As(err, new(*url.Error))):
 			return res, err
@@ -245,11 +245,27 @@ func (r *run) send(ctx context.Context, t *task, u client.JobUpdate) (client.Upd
 	}
 }
 
-// applied reports whether the job's current attempt is t's and has ended.
-func (r *run) applied(ctx context.Context, t *task) bool {
-	j, err := r.w.c.GetJob(ctx, t.job.ID, "status", "attempt")
-	return err == nil && j.Attempt == t.job.Attempt && j.Status != client.StatusRunning
+// applied reports whether t's attempt ended with status want, as a repeated
+// update that found it ended asks: ended some other way (timed out,
+// cancelled), the update was not applied and the outcome is lost. The
+// job's history holds every ended attempt, the current one included.
+func (r *run) applied(ctx context.Context, t *task, want client.Status) bool {
+	j, err := r.w.c.GetJob(ctx, t.job.ID, "history")
+	if err != nil {
+		return false
+	}
+	for _, a := range j.History {
+		if a.Attempt == t.job.Attempt {
+			return a.Status == want
+		}
+	}
+	return false
 }
+
+// readHeartbeatAfter is how long a handler runs before its job's
+// heartbeat_timeout is read (the first heartbeat is due at a third of it,
+// at least 333ms).
+const readHeartbeatAfter = 250 * time.Millisecond
 
 // heartbeat sends the job's heartbeats until its handler returns. A
 // heartbeat refused because the job is no longer this attempt's (409,
@@ -260,6 +276,18 @@ func (r *run) heartbeat(t *task) {
 		return
 	}
 	if every == 0 {
+		// A heartbeat_timeout is at least a second: a handler done sooner
+		// needs none, and its job costs no read of it.
+		first := time.NewTimer(readHeartbeatAfter)
+		select {
+		case <-first.C:
+		case <-t.done:
+			first.Stop()
+			return
+		case <-t.ctx.Done():
+			first.Stop()
+			return
+		}
 		hb, ok := r.heartbeatTimeout(t)
 		if !ok || hb <= 0 {
 			return

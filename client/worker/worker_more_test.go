@@ -173,10 +173,11 @@ func TestOutputs(t *testing.T) {
 
 // TestReportRetried: a completion that meets an unreachable Redis, or
 // that could not be sent, is sent again until it succeeds; one whose 503
-// came after it was applied is a success once the job shows it completed.
+// came after it was applied is a success once the job shows it completed;
+// one whose job was cancelled meanwhile is a lost job.
 func TestReportRetried(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []string{"unavailable", "applied", "unreachable"} {
+	for _, mode := range []string{"unavailable", "applied", "unreachable", "cancelled meanwhile"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
@@ -194,6 +195,22 @@ func TestReportRetried(t *testing.T) {
 			}
 			var once sync.Once
 			switch mode {
+			case "cancelled meanwhile":
+				plain, err := client.New(e.srv.URL)
+				if err != nil {
+					t.Fatal(err)
+				}
+				e.rec.before = func(req *http.Request) (err error) {
+					if req.Method == http.MethodPatch {
+						once.Do(func() {
+							if cerr := plain.Cancel(req.Context(), id); cerr != nil {
+								t.Error(cerr)
+							}
+							err = errors.New("connection reset")
+						})
+					}
+					return err
+				}
 			case "unreachable":
 				e.rec.before = func(req *http.Request) (err error) {
 					if req.Method == http.MethodPatch {
@@ -230,6 +247,15 @@ func TestReportRetried(t *testing.T) {
 				}
 			}
 			e.srv.SetDown(false)
+			if mode == "cancelled meanwhile" {
+				if o := await(t, outcomes, "finished job"); !errors.Is(o.err, ErrJobLost) {
+					t.Errorf("OnFinish err = %v, want ErrJobLost", o.err)
+				}
+				if j := e.job(t, id, "status"); j.Status != client.StatusCancelled {
+					t.Errorf("job = %s, want cancelled", j.Status)
+				}
+				return
+			}
 			if o := await(t, outcomes, "finished job"); o.err != nil {
 				t.Errorf("OnFinish err = %v, want nil", o.err)
 			}

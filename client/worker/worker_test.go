@@ -89,7 +89,7 @@ func TestCompleteTakesNext(t *testing.T) {
 	}
 	onFinish, outcomes := finishes()
 	w, err := New(e.c, func(context.Context, *Job) (any, error) { return nil, nil },
-		Options{Queues: []string{"q"}, Wait: time.Second, HeartbeatInterval: -1, OnFinish: onFinish})
+		Options{Queues: []string{"q"}, Wait: time.Second, OnFinish: onFinish})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,6 +98,10 @@ func TestCompleteTakesNext(t *testing.T) {
 		await(t, outcomes, "finished job")
 	}
 	_ = stop()
+	// Handlers this quick never need the job's heartbeat_timeout.
+	if got := e.rec.count("GET /job/"); got != 0 {
+		t.Errorf("%d reads of a job, want none", got)
+	}
 	if got := e.rec.count("GET /queue/q/job?", " 200"); got != 1 {
 		t.Errorf("%d takes answered a job, want 1", got)
 	}
