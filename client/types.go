@@ -310,4 +310,3 @@ func (s JobSpec) MarshalJSON() ([]byte, error) {
 	s.fields(&o)
 	return o.bytes()
 }
-
