@@ -95,7 +95,8 @@ bench-smoke: ## run every benchmark body once with tiny sizes (no timing; make t
 #
 # `sam build` copies the repository and runs `make build-<LogicalId>` in it
 # with ARTIFACTS_DIR set; whatever lands there (only `bootstrap`) is zipped.
-# CI, `make build` and the end-to-end test run the very same targets:
+# `make build` runs these targets, and the end-to-end test runs one of them
+# (the others it builds in one go build with the same flags):
 #   make build-CreateJobFunction ARTIFACTS_DIR=out/CreateJobFunction
 #   make build-CreateJobFunction ARTIFACTS_DIR=/tmp/x GOARCH_LAMBDA=amd64
 # ============================================================================

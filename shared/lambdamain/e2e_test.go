@@ -33,7 +33,7 @@ type e2e struct {
 
 // buildBootstraps builds every function for the host: one through its
 // Makefile target, exactly as sam build would run it, the others in one go
-// build with the same flags (much faster than 22 separate builds).
+// build with the same flags (much faster than a build per function).
 func buildBootstraps(t *testing.T, repoRoot string) map[string]string {
 	t.Helper()
 	dir := t.TempDir()

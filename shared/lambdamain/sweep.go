@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -35,6 +36,8 @@ type SweepHandler struct {
 	// Upgrade, when set, converts version-1 data first, within the budget
 	// (redisstore.Store.Upgrade); the sweep runs once it is done.
 	Upgrade func(ctx context.Context, budget time.Duration) (bool, error)
+	// upgraded is set once Upgrade reported done (invocations may overlap).
+	upgraded atomic.Bool
 
 	// Metrics, when set, receives one CloudWatch Embedded Metric Format
 	// line per invocation (package emf); Lambda sends stdout to CloudWatch
@@ -147,7 +150,7 @@ func (h *SweepHandler) Run(ctx context.Context, payload []byte) (Summary, error)
 	log.DebugContext(ctx, "sweep started", slog.String("sweep", string(h.Kind)),
 		slog.Duration("budget", budget), slog.String("source", ev.Source), slog.String("detail_type", ev.DetailType))
 
-	if h.Upgrade != nil {
+	if h.Upgrade != nil && !h.upgraded.Load() {
 		done, err := h.Upgrade(ctx, budget)
 		if err != nil {
 			msg := ocypod.RedactSecrets(err.Error())
@@ -157,7 +160,7 @@ func (h *SweepHandler) Run(ctx context.Context, payload []byte) (Summary, error)
 		if !done {
 			return Summary{Sweep: h.Kind, BudgetMS: budget.Milliseconds(), ElapsedMS: now().Sub(start).Milliseconds()}, nil
 		}
-		h.Upgrade = nil
+		h.upgraded.Store(true)
 		budget = SweepBudget(h.Budget, now(), deadline, h.Margin)
 	}
 	tot, err := h.Runner.Run(ctx, h.Kind, budget)
