@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
@@ -243,12 +242,8 @@ func (s *Store) CreateJobs(ctx context.Context, queue string, specs []ocypod.Job
 			return fail(err)
 		}
 		args[i] = a
-		deps = append(deps, specs[i].DependsOn...)
 	}
 	if err := s.admitWrite(ctx); err != nil {
-		return fail(err)
-	}
-	if err := s.checkJobsExist(ctx, deps); err != nil {
 		return fail(err)
 	}
 	// Group the specs by partition: a key always goes to the same shard.
@@ -261,10 +256,19 @@ func (s *Store) CreateJobs(ctx context.Context, queue string, specs []ocypod.Job
 		if k > 1 {
 			p = s.l.shard(home, s.pickShard(queue, specs[i].Key, k))
 		}
+		// Dependencies in the job's own partition the script checks.
+		for _, d := range specs[i].DependsOn {
+			if s.l.partitionOf(d) != p {
+				deps = append(deps, d)
+			}
+		}
 		if _, ok := parts[p]; !ok {
 			order = append(order, p)
 		}
 		parts[p] = append(parts[p], i)
+	}
+	if err := s.checkJobsExist(ctx, deps); err != nil {
+		return fail(err)
 	}
 	calls := make([]*call, len(order))
 	outs := make([]any, len(order))
@@ -302,33 +306,4 @@ func (s *Store) CreateJobs(ctx context.Context, queue string, specs []ocypod.Job
 		s.afterCall(ctx, replies[n])
 	}
 	return res, nil
-}
-
-// checkJobsExist answers ocypod.Invalid for the first of ids that is not a
-// job (one pipelined round over their partitions).
-func (s *Store) checkJobsExist(ctx context.Context, ids []uint64) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
-	ctx, cancel := s.opContext(ctx)
-	defer cancel()
-	pipe := s.rdb.Pipeline()
-	cmds := make([]interface{ Result() (bool, error) }, len(ids))
-	for i, id := range ids {
-		cmds[i] = pipe.HExists(ctx, s.l.key(s.l.partitionOf(id), "j"), strconv.FormatUint(id, 10))
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return translate(err)
-	}
-	for i, c := range cmds {
-		ok, err := c.Result()
-		if err != nil {
-			return translate(err)
-		}
-		if !ok {
-			return ocypod.Invalid(fmt.Sprintf("Invalid depends_on: job %d does not exist", ids[i]))
-		}
-	}
-	return nil
 }

@@ -3,7 +3,10 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
 )
@@ -104,10 +107,7 @@ func (s *Store) UpdateJob(ctx context.Context, id uint64, u ocypod.JobUpdate, ta
 		if err != nil {
 			return fail(err)
 		}
-		if err := s.checkQueueExists(ctx, u.Next.Queue); err != nil {
-			return fail(err)
-		}
-		if err := s.checkJobsExist(ctx, u.Next.Spec.DependsOn); err != nil {
+		if err := s.checkExist(ctx, []string{u.Next.Queue}, u.Next.Spec.DependsOn); err != nil {
 			return fail(err)
 		}
 		args["next"] = map[string]any{"queue": u.Next.Queue, "spec": spec}
@@ -124,12 +124,10 @@ func (s *Store) UpdateJob(ctx context.Context, id uint64, u ocypod.JobUpdate, ta
 			// The next job's queue lives here: one call does both.
 			args["take"] = map[string]any{"queues": first.queues, "count": tk.count, "worker": tk.req.Worker}
 			c.queues = first.queues
-		} else {
+		} else if !tk.checked {
 			// Elsewhere: a missing queue must refuse the PATCH too.
-			for _, q := range take.Queues {
-				if err := s.checkQueueExists(ctx, q); err != nil {
-					return fail(err)
-				}
+			if err := s.checkExist(ctx, take.Queues, nil); err != nil {
+				return fail(err)
 			}
 		}
 	}
@@ -175,14 +173,46 @@ func (s *Store) UpdateJob(ctx context.Context, id uint64, u ocypod.JobUpdate, ta
 
 // checkQueueExists answers ocypod.QueueNotFound unless queue is registered.
 func (s *Store) checkQueueExists(ctx context.Context, queue string) error {
+	return s.checkExist(ctx, []string{queue}, nil)
+}
+
+// checkJobsExist answers ocypod.Invalid for the first of ids that is not a
+// job (a dependency).
+func (s *Store) checkJobsExist(ctx context.Context, ids []uint64) error {
+	return s.checkExist(ctx, nil, ids)
+}
+
+// checkExist checks, in one pipelined round, that every queue of queues
+// is registered (else ocypod.QueueNotFound) and every job of jobs exists
+// (else ocypod.Invalid, for a dependency). Nothing to check costs nothing.
+func (s *Store) checkExist(ctx context.Context, queues []string, jobs []uint64) error {
+	if len(queues) == 0 && len(jobs) == 0 {
+		return nil
+	}
+	jobs = slices.Compact(slices.Sorted(slices.Values(jobs)))
 	ctx, cancel := s.opContext(ctx)
 	defer cancel()
-	ok, err := s.rdb.HExists(ctx, s.l.key(s.l.home(queue), "q"), queue).Result()
-	if err != nil {
+	pipe := s.rdb.Pipeline()
+	qs := make([]*redis.BoolCmd, len(queues))
+	for i, q := range queues {
+		qs[i] = pipe.HExists(ctx, s.l.key(s.l.home(q), "q"), q)
+	}
+	js := make([]*redis.BoolCmd, len(jobs))
+	for i, id := range jobs {
+		js[i] = pipe.HExists(ctx, s.l.key(s.l.partitionOf(id), "j"), strconv.FormatUint(id, 10))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
 		return translate(err)
 	}
-	if !ok {
-		return ocypod.QueueNotFound(queue)
+	for i, c := range qs {
+		if !c.Val() {
+			return ocypod.QueueNotFound(queues[i])
+		}
+	}
+	for i, c := range js {
+		if !c.Val() {
+			return ocypod.Invalid(fmt.Sprintf("Invalid depends_on: job %d does not exist", jobs[i]))
+		}
 	}
 	return nil
 }

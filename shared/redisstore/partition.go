@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -108,21 +109,12 @@ var crcTable = func() (t [256]uint16) {
 
 // Slot is the Redis Cluster hash slot of key (hash tag honoured).
 func Slot(key string) int {
-	if i := indexByte(key, '{'); i >= 0 {
-		if j := indexByte(key[i+1:], '}'); j > 0 {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
 			key = key[i+1 : i+1+j]
 		}
 	}
 	return int(crc16(0, key) % clusterSlots)
-}
-
-func indexByte(s string, c byte) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			return i
-		}
-	}
-	return -1
 }
 
 // partitionOf is the partition holding job id.
@@ -169,7 +161,8 @@ func spreadOrder(P int) []int {
 	return out
 }
 
-// key is the key called name of partition p (see keyNames).
+// key is the key called name (j, idx, run...: lib.lua lists them) of
+// partition p.
 func (l *layout) key(p int, name string) string { return l.pre[p] + name }
 
 func (l *layout) String() string { return fmt.Sprintf("%s over %d partitions", l.ns, l.P) }

@@ -328,14 +328,14 @@ func (s *Store) DeleteQueue(ctx context.Context, name string) error {
 	return nil
 }
 
-// dropSlice drops up to dropBatch pending jobs of deleted queues in
-// partition p and reports whether more are left.
 // dropReply is drop_queue.lua's answer.
 type dropReply struct {
 	Dropped int  `json:"dropped"`
 	More    bool `json:"more"`
 }
 
+// dropSlice drops up to dropBatch pending jobs of deleted queues in
+// partition p and reports whether more are left.
 func (s *Store) dropSlice(ctx context.Context, p int) (bool, error) {
 	var got dropReply
 	r, err := s.run(ctx, &call{sc: scriptDropQueue, p: p, args: map[string]any{"limit": dropBatch}}, &got)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"time"
 
@@ -14,7 +13,7 @@ import (
 	"github.com/ocyless/ocyless/shared/ocypod"
 )
 
-var scheduleIDRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+var scheduleIDRE = namespaceRE // the same characters and length
 
 // storedSchedule is a schedule as kept in its queue's home partition.
 type storedSchedule struct {

@@ -58,7 +58,7 @@ type script struct {
 }
 
 // built is a script ready to run: its source and the names of the keys it
-// takes, in KEYS order (see keyNames); variadic is set when it also takes
+// takes, in KEYS order; variadic is set when it also takes
 // one wake list per queue after them (KW).
 type built struct {
 	rs       *redis.Script

@@ -62,17 +62,14 @@ var sweepEvents = map[string]string{
 // "[job:3] timed out", each with the job_id attribute.
 func (r SweepResult) LogEvents(ctx context.Context, log *slog.Logger) {
 	for _, ev := range []struct {
-		msg string
-		ids []uint64
+		outcome string
+		ids     []uint64
 	}{
-		{"job timed out", r.TimedOut},
-		{"job retried", r.Retried},
-		{"job due", r.Promoted},
-		{"job retry abandoned", r.Abandoned},
-		{"job expired", r.Expired},
+		{"timed_out", r.TimedOut}, {"retried", r.Retried}, {"promoted", r.Promoted},
+		{"abandoned", r.Abandoned}, {"expired", r.Expired},
 	} {
 		for _, id := range ev.ids {
-			log.InfoContext(ctx, ev.msg, slog.Uint64("job_id", id))
+			log.InfoContext(ctx, sweepEvents[ev.outcome], slog.Uint64("job_id", id))
 		}
 	}
 }

@@ -65,6 +65,8 @@ type takeCall struct {
 	req    ocypod.TakeRequest
 	count  int
 	groups []takeGroup
+	// checked is set when newTake made sure every queue exists.
+	checked bool
 }
 
 var rotation atomic.Uint64 // round-robin starts
@@ -101,11 +103,10 @@ func (s *Store) newTake(ctx context.Context, req ocypod.TakeRequest) (*takeCall,
 		}
 	}
 	if len(t.groups) > 1 && len(req.Queues) > 1 {
-		for _, q := range req.Queues {
-			if err := s.checkQueueExists(ctx, q); err != nil {
-				return nil, err
-			}
+		if err := s.checkExist(ctx, req.Queues, nil); err != nil {
+			return nil, err
 		}
+		t.checked = true
 	}
 	return t, nil
 }

@@ -3,9 +3,8 @@
 --
 -- A.id. Reply {}; errors job_not_found. Unreadable metadata is deleted too.
 
-local raw = redis.call('HGET', K.j, A.id)
-if not raw then return fail('job_not_found') end
-local j = load_job(A.id)
+local j, why = load_job(A.id)
+if why == 'job_not_found' then return fail(why) end
 if j then
   remove_job(j, 'deleted')
 else

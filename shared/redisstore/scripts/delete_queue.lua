@@ -1,12 +1,11 @@
 -- delete_queue.lua: delete a queue in this partition (DELETE /queue/{name})
 -- and start dropping its pending jobs.
 --
--- A.queue, A.limit -> most pending jobs to drop now. The settings go at
--- once (the queue is gone for clients); the queue's queued, scheduled and
--- waiting jobs of this generation are then dropped in slices of at most
--- A.limit by drop_queue.lua (here, by the request, then by the sweeper),
--- so a big queue never blocks Redis. Running and ended jobs stay.
--- Reply {more}; errors queue_not_found.
+-- A.queue. The settings go at once (the queue is gone for clients); the
+-- queue's queued, scheduled and waiting jobs of this generation are then
+-- dropped in slices by drop_queue.lua (the request's first, then the
+-- sweeper's), so a big queue never blocks Redis. Running and ended jobs
+-- stay. Reply {}; errors queue_not_found.
 
 local q = A.queue
 local s = decode(redis.call('HGET', K.q, q))

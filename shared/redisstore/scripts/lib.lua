@@ -18,7 +18,7 @@
 -- 2^46 (ids, microsecond times, u64 settings) travel as decimal strings:
 -- cjson formats numbers with 14 significant digits.
 --
--- Data of a partition (keys.go has the key names):
+-- Data of a partition (doc.go describes it):
 --   j     HASH id -> the job's metadata, a JSON object with short keys (META)
 --   inp   HASH id -> input JSON (absent for null); out: id -> output JSON
 --   err   HASH id -> the last error {"group","message"}; hist: earlier attempts
@@ -33,8 +33,6 @@
 --   keys  HASH "p <queue> <key>" / "r <queue> <key>" -> pending / running id
 -- Every index entry of a job follows from its metadata alone (attach and
 -- detach below), so any script can remove exactly what it added.
-
-local OK = 'ok'
 
 -- Status codes of the idx members.
 local CODE = {queued = 'q', running = 'r', failed = 'f', completed = 'c', cancelled = 'x',
@@ -188,7 +186,8 @@ local function expiry_time(j)
   return ms(j.ended_at) + (e + 1) * 1000
 end
 
--- ended_for_good: a failed or timed-out job with no retry pending.
+-- is_ended: a job that ended for good (completed, cancelled, or failed or
+-- timed out with no retry pending).
 local function is_ended(j)
   local st = j.status
   return st == 'completed' or st == 'cancelled' or ((st == 'failed' or st == 'timed_out') and not j.due)
@@ -412,7 +411,7 @@ local function set_queued(j, seq)
   if j.queued_at == j.created_at then j.queued_at = nil end
 end
 
--- runnable_status is what a job that is ready to be considered becomes:
+-- make_runnable gives a job that is ready to be considered its status:
 -- scheduled while its run_at is ahead, waiting while dependencies are
 -- unfinished or another job with its key runs, else queued.
 local function make_runnable(j, seq)
