@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
 	"github.com/ocyless/ocyless/shared/wire"
@@ -55,10 +54,6 @@ var jobSpecFields = []string{
 // and the fields that go together.
 func decodeJobSpec(d *wire.Doc, obj *wire.Value) (ocypod.JobSpec, error) {
 	var s ocypod.JobSpec
-	durationPtr := func(v *wire.Value) (*ocypod.Duration, error) {
-		dur, err := d.Duration(v)
-		return &dur, err
-	}
 	var onConflict, updateRunAt bool
 	err := d.Members(obj, jobSpecFields, func(key string, v *wire.Value) (err error) {
 		if v.Kind == wire.Null {
@@ -70,15 +65,13 @@ func decodeJobSpec(d *wire.Doc, obj *wire.Value) (ocypod.JobSpec, error) {
 		case "tags":
 			s.Tags, err = d.Strings(v)
 		case "timeout":
-			s.Timeout, err = durationPtr(v)
+			s.Timeout, err = ptr(d.Duration(v))
 		case "heartbeat_timeout":
-			s.HeartbeatTimeout, err = durationPtr(v)
+			s.HeartbeatTimeout, err = ptr(d.Duration(v))
 		case "expires_after":
-			s.ExpiresAfter, err = durationPtr(v)
+			s.ExpiresAfter, err = ptr(d.Duration(v))
 		case "retries":
-			var n uint64
-			n, err = d.Uint64(v)
-			s.Retries = &n
+			s.Retries, err = ptr(d.Uint64(v))
 		case "retry_delays":
 			s.RetryDelays, err = d.Durations(v)
 			s.RetryDelaysSet = true
@@ -113,17 +106,11 @@ func decodeSpecExt(d *wire.Doc, s *ocypod.JobSpec, key string, v *wire.Value) er
 	var err error
 	switch key {
 	case "priority":
-		var p int64
-		p, err = intValue(v, key, ocypod.MinPriority, ocypod.MaxPriority)
-		s.Priority = &p
+		s.Priority, err = ptr(intValue(v, key, ocypod.MinPriority, ocypod.MaxPriority))
 	case "run_at":
-		var t time.Time
-		t, err = timeValue(v, key)
-		s.RunAt = &t
+		s.RunAt, err = ptr(timeValue(v, key))
 	case "delay":
-		var dur ocypod.Duration
-		dur, err = durationValue(v, key)
-		s.Delay = &dur
+		s.Delay, err = ptr(durationValue(v, key))
 	case "key":
 		s.Key, err = nameValue(v, key, ocypod.MaxKeyLength)
 	case "on_conflict":
@@ -139,13 +126,9 @@ func decodeSpecExt(d *wire.Doc, s *ocypod.JobSpec, key string, v *wire.Value) er
 	case "retry_backoff":
 		s.RetryBackoff, err = backoffValue(d, v, key)
 	case "timeout_retries":
-		var n uint64
-		n, err = uintValue(v, key)
-		s.TimeoutRetries = &n
+		s.TimeoutRetries, err = ptr(uintValue(v, key))
 	case "tracked":
-		var t bool
-		t, err = boolValue(v, key)
-		s.Tracked = &t
+		s.Tracked, err = ptr(boolValue(v, key))
 	}
 	return err
 }

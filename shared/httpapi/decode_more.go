@@ -45,31 +45,19 @@ func decodeJobUpdate(d *wire.Doc) (ocypod.JobUpdate, error) {
 		case "error":
 			u.Error, err = jobErrorValue(d, v)
 		case "retry":
-			var b bool
-			b, err = boolValue(v, key)
-			u.Retry = &b
+			u.Retry, err = ptr(boolValue(v, key))
 		case "retry_at":
-			var t time.Time
-			t, err = timeValue(v, key)
-			u.RetryAt = &t
+			u.RetryAt, err = ptr(timeValue(v, key))
 		case "retry_in":
-			var dur ocypod.Duration
-			dur, err = durationValue(v, key)
-			u.RetryIn = &dur
+			u.RetryIn, err = ptr(durationValue(v, key))
 		case "next":
 			u.Next, err = nextValue(d, v)
 		case "priority":
-			var p int64
-			p, err = intValue(v, key, ocypod.MinPriority, ocypod.MaxPriority)
-			u.Priority = &p
+			u.Priority, err = ptr(intValue(v, key, ocypod.MinPriority, ocypod.MaxPriority))
 		case "run_at":
-			var t time.Time
-			t, err = timeValue(v, key)
-			u.RunAt = &t
+			u.RunAt, err = ptr(timeValue(v, key))
 		case "delay":
-			var dur ocypod.Duration
-			dur, err = durationValue(v, key)
-			u.Delay = &dur
+			u.Delay, err = ptr(durationValue(v, key))
 		case "depends_on":
 			u.DependsOn, err = idsValue(v, key, ocypod.MaxDependencies)
 			u.DependsOnSet = true
@@ -82,9 +70,7 @@ func decodeJobUpdate(d *wire.Doc) (ocypod.JobUpdate, error) {
 			}
 			u.Tags, u.TagsSet = spec.Tags, true
 		case "tracked":
-			var t bool
-			t, err = boolValue(v, key)
-			u.Tracked = &t
+			u.Tracked, err = ptr(boolValue(v, key))
 		}
 		return err
 	})
@@ -193,34 +179,24 @@ var queuePatchFields = []string{
 // null clears an optional extension setting.
 func decodeQueuePatch(d *wire.Doc, queue string) (ocypod.QueuePatch, error) {
 	var p ocypod.QueuePatch
-	durationPtr := func(v *wire.Value) (*ocypod.Duration, error) {
-		dur, err := d.Duration(v)
-		return &dur, err
-	}
 	err := d.Members(&d.Root, queuePatchFields, func(key string, v *wire.Value) (err error) {
 		null := v.Kind == wire.Null
 		switch key {
 		case "timeout":
-			p.Timeout, err = durationPtr(v)
+			p.Timeout, err = ptr(d.Duration(v))
 		case "heartbeat_timeout":
-			p.HeartbeatTimeout, err = durationPtr(v)
+			p.HeartbeatTimeout, err = ptr(d.Duration(v))
 		case "expires_after":
-			p.ExpiresAfter, err = durationPtr(v)
+			p.ExpiresAfter, err = ptr(d.Duration(v))
 		case "retries":
-			var n uint64
-			n, err = d.Uint64(v)
-			p.Retries = &n
+			p.Retries, err = ptr(d.Uint64(v))
 		case "retry_delays":
 			p.RetryDelays, err = d.Durations(v)
 			p.RetryDelaysSet = true
 		case "paused":
-			var b bool
-			b, err = boolValue(v, key)
-			p.Paused = &b
+			p.Paused, err = ptr(boolValue(v, key))
 		case "concurrency":
-			var n uint64
-			n, err = uintValue(v, key)
-			p.Concurrency = &n
+			p.Concurrency, err = ptr(uintValue(v, key))
 		case "rate_limit":
 			if p.ClearRateLimit = null; !null {
 				p.RateLimit, err = rateLimitValue(d, v)
@@ -231,9 +207,7 @@ func decodeQueuePatch(d *wire.Doc, queue string) (ocypod.QueuePatch, error) {
 			}
 		case "timeout_retries":
 			if p.ClearTimeoutRetries = null; !null {
-				var n uint64
-				n, err = uintValue(v, key)
-				p.TimeoutRetries = &n
+				p.TimeoutRetries, err = ptr(uintValue(v, key))
 			}
 		case "dead_letter_queue":
 			dl := ""

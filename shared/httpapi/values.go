@@ -240,3 +240,7 @@ func queueNameValue(v *wire.Value, field string) (string, error) {
 	}
 	return v.Text, nil
 }
+
+// ptr returns a pointer to a decoded value with its error, for the
+// optional fields a request may leave out.
+func ptr[T any](v T, err error) (*T, error) { return &v, err }
