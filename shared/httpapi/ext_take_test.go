@@ -85,6 +85,23 @@ func TestTakeMany(t *testing.T) {
 	wantJSON(t, do(env.h, http.MethodGet, "/job?queues=b,a&order=round_robin&count=2", ""), http.StatusOK,
 		`[{"id":4,"input":null,"attempt":1,"queue":"a"}]`)
 	wantEmpty(t, do(env.h, http.MethodGet, "/job?queues=a,b,c", ""), http.StatusNoContent)
+	// Round robin starts at another queue each call: both queues get taken
+	// from while both have jobs (ordered would take only from x).
+	env.seedQueue(t, "x", `{}`)
+	env.seedQueue(t, "y", `{}`)
+	for range 10 {
+		env.seedJob(t, "x", `{}`)
+		env.seedJob(t, "y", `{}`)
+	}
+	seen := map[string]bool{}
+	for range 10 {
+		var j struct{ Queue string }
+		mustUnmarshal(t, []byte(env.must(t, http.MethodGet, "/job?queues=x,y&order=round_robin", "", http.StatusOK)), &j)
+		seen[j.Queue] = true
+	}
+	if !seen["x"] || !seen["y"] {
+		t.Errorf("round-robin takes came from %v, want both queues", seen)
+	}
 }
 
 // TestFencing: ?attempt= refuses a heartbeat, output or PATCH of an
