@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocyless/ocyless/shared/deploytest"
 	"github.com/ocyless/ocyless/shared/ocypod"
 	"github.com/ocyless/ocyless/shared/redisstore"
 )
@@ -39,85 +37,29 @@ const (
 var repoRoot = filepath.Join("..", "..")
 
 // lambdaFunc is one Lambda function of the Makefile's LAMBDA_FUNCTIONS.
-type lambdaFunc struct {
-	id, dir string // CreateJobFunction, functions/create-job
-}
-
-// event is the sample event of f in events/, as `make invoke-<id>` sends it.
-func (f lambdaFunc) event() string {
-	base := filepath.Base(f.dir)
-	if strings.HasPrefix(f.dir, "sweeper/") {
-		base = "sweep-" + base
-	}
-	return filepath.Join(repoRoot, "events", base+".json")
-}
-
-// lambdaFuncs lists the functions with `make lambda-list`.
-func lambdaFuncs(tb testing.TB) []lambdaFunc {
-	tb.Helper()
-	out, err := exec.Command("make", "-s", "--no-print-directory", "-C", repoRoot, "lambda-list").Output()
-	if err != nil {
-		tb.Fatalf("make lambda-list: %v", err)
-	}
-	var fs []lambdaFunc
-	for _, line := range strings.Fields(string(out)) {
-		id, dir, ok := strings.Cut(line, ":")
-		if !ok {
-			tb.Fatalf("make lambda-list line %q", line)
-		}
-		fs = append(fs, lambdaFunc{id, dir})
-	}
-	if len(fs) == 0 {
-		tb.Fatal("make lambda-list listed no function")
-	}
-	return fs
-}
-
-// buildLambdas builds fs for arch into dir/<id>/bootstrap with the
-// Makefile's build-<id> targets, two at a time, exactly as `sam build` and
-// `make build` run them.
-func buildLambdas(tb testing.TB, fs []lambdaFunc, arch, dir string) time.Duration {
-	tb.Helper()
-	// lambda-out-<id> is `make build`'s per-function target: build-<id>
-	// with ARTIFACTS_DIR=$(LAMBDA_OUT)/<id>; -j2 runs two at a time.
-	args := []string{"-s", "--no-print-directory", "-C", repoRoot, "-j2"}
-	for _, f := range fs {
-		args = append(args, "lambda-out-"+f.id)
-	}
-	absDir, err := filepath.Abs(dir)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	args = append(args, "LAMBDA_OUT="+absDir, "GOARCH_LAMBDA="+arch)
-	start := time.Now()
-	cmd := exec.Command("make", args...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatalf("make %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return time.Since(start)
-}
+type lambdaFunc = deploytest.Function
 
 // lambdaSizes builds every bootstrap for arch (all of them, or the first
 // one in the smoke test) and reports their sizes.
 func lambdaSizes(r *run, all bool, arch string) {
-	fs := lambdaFuncs(r.tb)
+	fs := deploytest.Functions(r.tb)
 	if !all {
 		fs = fs[:1]
 	}
 	dir := r.tb.TempDir()
-	took := buildLambdas(r.tb, fs, arch, dir)
+	took := deploytest.Build(r.tb, fs, arch, dir)
 	largest, total := int64(0), int64(0)
 	largestID := ""
 	sizes := map[string]int64{}
 	for _, f := range fs {
-		fi, err := os.Stat(filepath.Join(dir, f.id, "bootstrap"))
+		fi, err := os.Stat(filepath.Join(dir, f.ID, "bootstrap"))
 		if err != nil {
 			r.tb.Fatal(err)
 		}
-		sizes[f.id] = fi.Size()
+		sizes[f.ID] = fi.Size()
 		total += fi.Size()
 		if fi.Size() > largest {
-			largest, largestID = fi.Size(), f.id
+			largest, largestID = fi.Size(), f.ID
 		}
 	}
 	floor := buildFloor(r.tb, fs[0], arch, filepath.Join(dir, "floor"))
@@ -139,9 +81,9 @@ func lambdaSizes(r *run, all bool, arch string) {
 		Verdict:  verdictOf(ratio <= sizeGoal),
 	})
 	for _, f := range fs {
-		cells := lambdaCells(f, sizes[f.id], nil)
-		cells[2] += fmt.Sprintf(" (%.3f x floor)", float64(sizes[f.id])/float64(floor))
-		rep.row("lambda", lambdaTitle, lambdaHeader, f.id, cells...)
+		cells := lambdaCells(f, sizes[f.ID], nil)
+		cells[2] += fmt.Sprintf(" (%.3f x floor)", float64(sizes[f.ID])/float64(floor))
+		rep.row("lambda", lambdaTitle, lambdaHeader, f.ID, cells...)
 	}
 	rep.row("lambda", lambdaTitle, lambdaHeader, "~floor", "floor: aws-lambda-go + api-proxy (HTTP API v2) + go-redis, one script", floorPkg, mb(floor), "-", "-", "-")
 }
@@ -157,19 +99,19 @@ const floorPkg = "shared/bench/testdata/lambdafloor"
 // returns its size.
 func buildFloor(tb testing.TB, f lambdaFunc, arch, dir string) int64 {
 	tb.Helper()
-	out, err := exec.Command("make", "-n", "-s", "--no-print-directory", "-C", repoRoot, "build-"+f.id,
+	out, err := exec.Command("make", "-n", "-s", "--no-print-directory", "-C", repoRoot, "build-"+f.ID,
 		"ARTIFACTS_DIR="+dir, "GOARCH_LAMBDA="+arch).Output()
 	if err != nil {
-		tb.Fatalf("make -n build-%s: %v", f.id, err)
+		tb.Fatalf("make -n build-%s: %v", f.ID, err)
 	}
 	var build string
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if strings.Contains(line, " go build ") && strings.HasSuffix(line, " ./"+f.dir) {
-			build = strings.TrimSuffix(line, "./"+f.dir) + "./" + floorPkg
+		if strings.Contains(line, " go build ") && strings.HasSuffix(line, " ./"+f.Dir) {
+			build = strings.TrimSuffix(line, "./"+f.Dir) + "./" + floorPkg
 		}
 	}
 	if build == "" {
-		tb.Fatalf("make -n build-%s printed no go build of ./%s:\n%s", f.id, f.dir, out)
+		tb.Fatalf("make -n build-%s printed no go build of ./%s:\n%s", f.ID, f.Dir, out)
 	}
 	cmd := exec.Command("sh", "-c", build)
 	cmd.Dir = repoRoot
@@ -201,15 +143,15 @@ func lambdaCells(f lambdaFunc, size int64, cs *coldStart) []string {
 	}
 	if cs == nil {
 		coldResults.Lock()
-		if c, ok := coldResults.m[f.id]; ok {
+		if c, ok := coldResults.m[f.ID]; ok {
 			cs = &c
 		}
 		coldResults.Unlock()
 	}
 	if cs == nil {
-		return []string{f.id, f.dir, sz, "-", "-", "-"}
+		return []string{f.ID, f.Dir, sz, "-", "-", "-"}
 	}
-	return []string{f.id, f.dir, sz, ms(cs.init), ms(cs.answer), cs.status}
+	return []string{f.ID, f.Dir, sz, ms(cs.init), ms(cs.answer), cs.status}
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1e3) }
@@ -224,17 +166,17 @@ type coldStart struct {
 // first one in the smoke test) and times runs cold starts of each against a
 // fake Runtime API, with its sample event and a real Redis.
 func lambdaColdStarts(r *run, all bool, runs int) {
-	fs := lambdaFuncs(r.tb)
+	fs := deploytest.Functions(r.tb)
 	if !all {
 		fs = fs[:1]
 	}
 	dir := r.tb.TempDir()
-	took := buildLambdas(r.tb, fs, runtime.GOARCH, dir)
+	took := deploytest.Build(r.tb, fs, runtime.GOARCH, dir)
 	srv := redisServer(r.tb)
 	var answers []time.Duration
 	worst, worstID := time.Duration(0), ""
 	for _, f := range fs {
-		payload, err := os.ReadFile(f.event())
+		payload, err := os.ReadFile(filepath.Join(repoRoot, f.EventFile()))
 		if err != nil {
 			r.tb.Fatal(err)
 		}
@@ -243,11 +185,11 @@ func lambdaColdStarts(r *run, all bool, runs int) {
 		for range runs {
 			ns := prepareLambdaNamespace(r)
 			env := []string{
-				"AWS_LAMBDA_FUNCTION_NAME=ocyless-" + f.id, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=128",
+				"AWS_LAMBDA_FUNCTION_NAME=ocyless-" + f.ID, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=128",
 				"AWS_LAMBDA_FUNCTION_VERSION=$LATEST", "AWS_REGION=eu-west-1",
 				"OCYPOD_REDIS_URL=" + srv.URL(), "OCYPOD_KEY_NAMESPACE=" + ns,
 			}
-			res := coldStartOnce(r, filepath.Join(dir, f.id, "bootstrap"), env, payload)
+			res := coldStartOnce(r, filepath.Join(dir, f.ID, "bootstrap"), env, payload)
 			inits, times = append(inits, res.init), append(times, res.answer)
 			if status == "" {
 				status = res.status
@@ -256,10 +198,10 @@ func lambdaColdStarts(r *run, all bool, runs int) {
 		cs := coldStart{init: median(inits), answer: median(times), status: status}
 		answers = append(answers, cs.answer)
 		if cs.answer > worst {
-			worst, worstID = cs.answer, f.id
+			worst, worstID = cs.answer, f.ID
 		}
 		coldResults.Lock()
-		coldResults.m[f.id] = cs
+		coldResults.m[f.ID] = cs
 		coldResults.Unlock()
 	}
 	r.metric(float64(worst.Microseconds())/1e3, "worst-median-ms")
@@ -276,7 +218,7 @@ func lambdaColdStarts(r *run, all bool, runs int) {
 		Verdict:  verdictOf(worst <= coldStartGoal),
 	})
 	for _, f := range fs {
-		rep.row("lambda", lambdaTitle, lambdaHeader, f.id, lambdaCellsKeepSize(f)...)
+		rep.row("lambda", lambdaTitle, lambdaHeader, f.ID, lambdaCellsKeepSize(f)...)
 	}
 }
 
@@ -285,7 +227,7 @@ func lambdaCellsKeepSize(f lambdaFunc) []string {
 	rep.mu.Lock()
 	size := "-"
 	if t := rep.tables["lambda"]; t != nil {
-		if row, ok := t.rows[f.id]; ok {
+		if row, ok := t.rows[f.ID]; ok {
 			size = row[2]
 		}
 	}
@@ -314,89 +256,18 @@ func prepareLambdaNamespace(r *run) string {
 	return e.ns
 }
 
-// coldRun is one cold start.
-type coldRun struct {
-	init, answer time.Duration
-	status       string
-}
-
 // coldStartOnce starts bin under a fake Lambda Runtime API holding one
-// event, and returns the time from starting the process to its first GET
-// .../invocation/next (init done) and to its answer; then it kills the
-// process.
-func coldStartOnce(r *run, bin string, env []string, payload []byte) coldRun {
-	type answer struct {
-		at     time.Time
-		body   []byte
-		failed bool
-	}
-	var (
-		served   = make(chan time.Time, 1)
-		answered = make(chan answer, 1)
-		once     sync.Once
-	)
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /2018-06-01/runtime/invocation/next", func(w http.ResponseWriter, req *http.Request) {
-		first := false
-		once.Do(func() { first = true })
-		if !first { // one event per process: wait until it is killed
-			<-req.Context().Done()
-			return
-		}
-		served <- time.Now()
-		h := w.Header()
-		h.Set("Lambda-Runtime-Aws-Request-Id", "req-1")
-		h.Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(time.Now().Add(30*time.Second).UnixMilli(), 10))
-		h.Set("Lambda-Runtime-Invoked-Function-Arn", "arn:aws:lambda:eu-west-1:123456789012:function:ocyless-bench")
-		h.Set("Lambda-Runtime-Trace-Id", "Root=1-6740a8c0-5f3b2c1d4e5f6a7b8c9d0e1f;Sampled=0")
-		h.Set("Content-Type", "application/json")
-		_, _ = w.Write(payload)
-	})
-	respond := func(failed bool) http.HandlerFunc {
-		return func(w http.ResponseWriter, req *http.Request) {
-			body, _ := io.ReadAll(req.Body)
-			answered <- answer{time.Now(), body, failed}
-			w.WriteHeader(http.StatusAccepted)
-		}
-	}
-	mux.HandleFunc("POST /2018-06-01/runtime/invocation/{id}/response", respond(false))
-	mux.HandleFunc("POST /2018-06-01/runtime/invocation/{id}/error", respond(true))
-	mux.HandleFunc("POST /2018-06-01/runtime/init/error", respond(true))
-	rt := httptest.NewServer(mux)
-	defer rt.Close()
-
-	cmd := exec.Command(bin)
-	cmd.Env = append(env, "AWS_LAMBDA_RUNTIME_API="+strings.TrimPrefix(rt.URL, "http://"), "PATH=/usr/bin:/bin")
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
+// event (deploytest.RunCold) and returns the time from starting the process
+// to its first GET .../invocation/next (init done) and to its answer.
+func coldStartOnce(r *run, bin string, env []string, payload []byte) coldStart {
+	cs, err := deploytest.RunCold(r.tb, bin, append(env, "PATH=/usr/bin:/bin"), payload, 30*time.Second)
+	if err != nil {
 		r.tb.Fatal(err)
 	}
-	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}()
-	var res coldRun
-	timeout := time.After(30 * time.Second)
-	select {
-	case at := <-served:
-		res.init = at.Sub(start)
-	case a := <-answered:
-		r.tb.Fatalf("%s failed at init: %s", bin, a.body)
-	case <-timeout:
-		r.tb.Fatalf("%s never asked for an event", bin)
+	if cs.Result.IsError {
+		r.tb.Fatalf("%s answered with an error: %s", bin, cs.Result.Body)
 	}
-	select {
-	case a := <-answered:
-		res.answer = a.at.Sub(start)
-		if a.failed {
-			r.tb.Fatalf("%s answered with an error: %s", bin, a.body)
-		}
-		res.status = answerStatus(a.body)
-	case <-timeout:
-		r.tb.Fatalf("%s never answered", bin)
-	}
-	return res
+	return coldStart{init: cs.Init, answer: cs.Answer, status: answerStatus(cs.Result.Body)}
 }
 
 // answerStatus summarises a function's answer: an API Gateway response's

@@ -35,9 +35,7 @@ func TestBuildAndRunCold(t *testing.T) {
 		t.Fatalf("HealthFunction = %+v, event %s", health, health.EventFile())
 	}
 	dir := t.TempDir()
-	if took := deploytest.Build(t, []deploytest.Function{health}, runtime.GOARCH, dir); took <= 0 {
-		t.Errorf("Build took %v", took)
-	}
+	deploytest.Build(t, []deploytest.Function{health}, runtime.GOARCH, dir) // the cold start below runs it
 	bin := filepath.Join(dir, health.ID, "bootstrap")
 	payload, err := os.ReadFile(filepath.Join(root, health.EventFile()))
 	if err != nil {
