@@ -61,7 +61,9 @@
     return text === '' ? null : parse(text);
   }
 
-  const enc = encodeURIComponent;
+  // enc makes text one path segment; "." and ".." (valid queue names) are
+  // escaped too, or URL resolution would take them as directory steps.
+  const enc = (s) => (s === '.' || s === '..') ? s.replace(/\./g, '%2E') : encodeURIComponent(s);
   const qs = (params) => {
     const p = new URLSearchParams();
     for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') p.set(k, String(v));
