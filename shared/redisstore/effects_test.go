@@ -24,6 +24,39 @@ func (h *harness) queueApart(prefix, other string) string {
 }
 
 var effectCases = []conformanceCase{
+	{name: "update_run_at", run: func(t *testing.T, h *harness) {
+		h.putQueue("q", settings(60, 0, 60, 0))
+		at := func(secs int) *time.Time { return ptime(t0.Add(time.Duration(secs) * time.Second)) }
+		id := h.create("q", ocypod.JobSpec{Key: "k", RunAt: at(100)})
+		for _, c := range []struct {
+			rule ocypod.UpdateRunAt
+			to   *time.Time
+			want int // run_at after, in seconds from t0 (0: none)
+		}{
+			{ocypod.UpdateRunAtIfLater, at(50), 100}, // earlier: kept
+			{ocypod.UpdateRunAtIfLater, at(200), 200},
+			{ocypod.UpdateRunAtIfEarlier, at(300), 200}, // later: kept
+			{ocypod.UpdateRunAtIfEarlier, at(150), 150},
+			{ocypod.UpdateRunAtNever, at(10), 150},
+			{ocypod.UpdateRunAtNever, nil, 150},
+			{ocypod.UpdateRunAtAlways, at(120), 120},
+			{ocypod.UpdateRunAtAlways, nil, 0}, // always: none given clears it
+		} {
+			got, err := h.s.CreateJob(h.ctx, "q", ocypod.JobSpec{Key: "k", OnConflict: ocypod.OnConflictUpdate,
+				UpdateRunAt: c.rule, RunAt: c.to})
+			if err != nil || got.ID != id || !got.Existing {
+				t.Fatalf("create %s = %+v, %v", c.rule, got, err)
+			}
+			j := h.job(id)
+			switch {
+			case c.want == 0 && j.RunAt != nil:
+				t.Errorf("%s with run_at %v: run_at = %v, want none", c.rule, c.to, j.RunAt)
+			case c.want != 0 && (j.RunAt == nil || !j.RunAt.Equal(*at(c.want))):
+				t.Errorf("%s with run_at %v: run_at = %v, want %v", c.rule, c.to, j.RunAt, at(c.want))
+			}
+		}
+		h.wantStatus(id, ocypod.StatusQueued) // no run_at left: it can be taken
+	}},
 	{name: "keys", run: func(t *testing.T, h *harness) {
 		h.putQueue("q", settings(60, 0, 60, 0))
 		a, err := h.s.CreateJob(h.ctx, "q", ocypod.JobSpec{Key: "k1", Input: json.RawMessage(`1`)})
@@ -60,8 +93,15 @@ var effectCases = []conformanceCase{
 		if err != nil || len(page.Jobs) != 2 {
 			t.Fatalf("ListJobs(key) = %+v, %v", page, err)
 		}
-		h.complete(a.ID)
+		h.setStatus(a.ID, ocypod.StatusFailed) // no retries: it ends
 		h.wantStatus(d, ocypod.StatusQueued)
+		// The failed job cannot go back to the queue while another holds
+		// its key's pending place.
+		before = h.snapshot()
+		err = h.update(a.ID, ocypod.JobUpdate{Status: status(ocypod.StatusQueued)})
+		wantKind(t, "requeue with the key pending", err, ocypod.KindConflict,
+			fmt.Sprintf("Job %d cannot be requeued: job %d with the same key is pending", a.ID, d))
+		h.wantUnchanged("refused requeue", before)
 		// An ended job frees its key.
 		h.take("q", d)
 		h.complete(d)
