@@ -223,3 +223,22 @@ func TestSecretsNeverShown(t *testing.T) {
 		t.Errorf("RedactedURL(unix) = %q, want it unchanged", got)
 	}
 }
+
+// TestEnvDefaultsMatch: every variable's documented default (shown by
+// --help and the README) is the configuration's real default.
+func TestEnvDefaultsMatch(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{}
+	for _, v := range EnvVars() {
+		if v.Default != "" {
+			env[v.Name] = v.Default
+		}
+	}
+	got, err := FromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatalf("FromEnv(the documented defaults) = %v", err)
+	}
+	if want, _ := FromEnv(func(string) (string, bool) { return "", false }); !reflect.DeepEqual(got, want) {
+		t.Errorf("the documented defaults give\n%+v\nthe real defaults are\n%+v", got, want)
+	}
+}
