@@ -23,8 +23,26 @@ run: ## build and run the all-in-one local server on 127.0.0.1:8023 until Ctrl-C
 	exec $(RUN_BIN) $(CONFIG)
 
 .PHONY: test
-test: test-deps lint ## vet, staticcheck, gofmt and every test with the race detector
+test: test-deps lint ## vet, staticcheck, gofmt, every Go test with the race detector, then the clients' tests
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	$(MAKE) --no-print-directory test-clients
+
+# The Python and TypeScript clients run their tests against the local
+# server, built once. Without python3 or node a client's tests are skipped
+# with a message, except under CI=true, where that fails.
+.PHONY: test-clients
+test-clients: ## the Python and TypeScript clients' tests against the local server (python3, node 20+)
+	@mkdir -p bin && $(GO) build -o bin/ocypod-local-test ./cmd/ocypod-local
+	@if command -v python3 >/dev/null 2>&1; then \
+	  echo "python3 -m unittest discover -s clients/python/tests"; \
+	  OCYLESS_LOCAL_BIN=$(CURDIR)/bin/ocypod-local-test python3 -m unittest discover -s clients/python/tests || exit 1; \
+	elif [ "$$CI" = true ]; then echo "python3 is missing: the Python client's tests cannot run" >&2; exit 1; \
+	else echo "python3 is not installed: the Python client's tests are skipped (apt-get install python3)"; fi
+	@if command -v node >/dev/null 2>&1 && node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)'; then \
+	  echo "node --test (clients/typescript)"; \
+	  cd clients/typescript && OCYLESS_LOCAL_BIN=$(CURDIR)/bin/ocypod-local-test node --test test/*.test.js || exit 1; \
+	elif [ "$$CI" = true ]; then echo "node 20 or later is missing: the TypeScript client's tests cannot run" >&2; exit 1; \
+	else echo "node 20 or later is not installed: the TypeScript client's tests are skipped"; fi
 
 # The tests start private redis-server processes. Without redis-server, stop
 # before any test runs: install it as root where apt-get exists, else say how.
@@ -55,13 +73,7 @@ lint: ## gofmt, go vet, staticcheck, go mod tidy check
 
 .PHONY: fuzz
 fuzz: ## run every fuzz target for FUZZTIME each (default 10s; CI runs 5s)
-	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' shared cmd); do \
-	  pkg=./$$(dirname $$f); \
-	  for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
-	    echo "== $$pkg $$t"; \
-	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
-	  done; \
-	done
+	FUZZTIME=$(FUZZTIME) GO=$(GO) .ci/fuzz
 
 .PHONY: soak
 soak: ## the fault and concurrency tests, repeated (SOAK_COUNT=5)
@@ -89,6 +101,16 @@ bench: ## every benchmark in one run on private redis-servers (a few minutes; Bu
 .PHONY: bench-smoke
 bench-smoke: ## run every benchmark body once with tiny sizes (no timing; make test does it too; node is optional)
 	$(GO) test -count=1 -run 'TestSmoke|TestCounter|TestPipelinedSeed' -v ./shared/bench/
+
+# `make cost` measures, in one run on a private redis-server, every per-job
+# quantity of the cost model (requests, Redis CPU and bytes, Lambda time of
+# the warm bootstraps) and prices it (shared/bench/cost_prices_test.go).
+COST_OUT ?= bin/cost.txt
+.PHONY: cost
+cost: ## the cost per million jobs of each deployment choice next to SQS, Cloud Tasks, QStash (a minute or two); rewrites docs/cost.md
+	@mkdir -p $(dir $(COST_OUT))
+	$(GO) test -count=1 -run '^TestCost$$' -timeout 30m ./shared/bench/ -args -cost -cost-doc=$(CURDIR)/docs/cost.md -cost-text=$(CURDIR)/$(COST_OUT)
+	@cat $(COST_OUT)
 
 # ============================================================================
 # Lambda build (AWS SAM, Metadata: BuildMethod: makefile, CodeUri: .)
@@ -147,8 +169,9 @@ sam-local: ## sam build + sam local start-api on a host Redis (SAM CLI + Docker)
 	sam local start-api --env-vars events/local-env.json
 
 .PHONY: generate
-generate: ## rewrite template.yaml's functions, functions/, sweeper/, lambda-functions.mk and missing events/ from the route table
+generate: ## rewrite template.yaml's functions, functions/, sweeper/, lambda-functions.mk and missing events/ from the route table; the oapi-codegen client of openapi.json
 	$(GO) run ./cmd/gen-deploy
+	$(GO) generate ./client/internal/oapiclient
 
 .PHONY: validate-template
 validate-template: ## check template.yaml, samconfig.toml, the Makefile and the generated files (SAM schema + route table)

@@ -31,6 +31,8 @@ LAMBDA_FUNCTIONS := \
 	TakeJobsFunction:functions/take-jobs \
 	RetryJobFunction:functions/retry-job \
 	ListJobsFunction:functions/list-jobs \
+	UpdateJobsFunction:functions/update-jobs \
+	HeartbeatJobsFunction:functions/heartbeat-jobs \
 	FailuresFunction:functions/failures \
 	FailureJobsFunction:functions/failure-jobs \
 	RetryFailuresFunction:functions/retry-failures \
@@ -42,4 +44,5 @@ LAMBDA_FUNCTIONS := \
 	SweepRetriesFunction:sweeper/retries \
 	SweepExpiryFunction:sweeper/expiry \
 	SweepSchedulesFunction:sweeper/schedules \
-	SweepOutboxFunction:sweeper/outbox
+	SweepOutboxFunction:sweeper/outbox \
+	PushDispatcherFunction:dispatcher

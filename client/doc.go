@@ -10,6 +10,9 @@
 //	job, err := c.TakeOne(ctx, "emails", client.TakeOptions{Worker: "mailer-1", Wait: 20 * time.Second})
 //	err = c.Complete(ctx, job.ID, job.Attempt, map[string]bool{"sent": true})
 //
+// CreateAndWait runs a job and waits for its result (up to MaxWait);
+// WaitJob waits for an existing job to end for good.
+//
 // # Errors
 //
 // A request the server refuses is an *Error carrying the HTTP status and

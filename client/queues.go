@@ -72,12 +72,29 @@ type QueueSpec struct {
 	ExpiresAfter     *time.Duration
 	Retries          *uint64
 	RetryDelays      []time.Duration
+
+	// The extension's settings: a PUT replaces every setting, so those
+	// left at their zero value return to their defaults (no limit, not
+	// paused), Shards excepted (0 leaves it).
+	Paused          bool
+	Concurrency     uint64
+	RateLimit       *RateLimit
+	RetryBackoff    *Backoff
+	TimeoutRetries  *uint64
+	DeadLetterQueue string
+	Shards          uint64
 }
 
-// Spec returns the QueueSpec that puts s's Ocypod settings back.
+// Spec returns the QueueSpec that puts s's settings back.
 func (s *QueueSettings) Spec() QueueSpec {
+	delays := s.RetryDelays
+	if s.RetryBackoff != nil {
+		delays = nil // the backoff replaces them; the two do not go together
+	}
 	return QueueSpec{Timeout: new(s.Timeout), HeartbeatTimeout: new(s.HeartbeatTimeout),
-		ExpiresAfter: new(s.ExpiresAfter), Retries: new(s.Retries), RetryDelays: s.RetryDelays}
+		ExpiresAfter: new(s.ExpiresAfter), Retries: new(s.Retries), RetryDelays: delays,
+		Paused: s.Paused, Concurrency: s.Concurrency, RateLimit: s.RateLimit, RetryBackoff: s.RetryBackoff,
+		TimeoutRetries: s.TimeoutRetries, DeadLetterQueue: s.DeadLetterQueue, Shards: s.Shards}
 }
 
 // QueuePatch is a PATCH /queue/{name} body: the settings given change,
@@ -179,13 +196,22 @@ func (c *Client) GetQueue(ctx context.Context, name string) (*QueueSettings, err
 	return &s, nil
 }
 
-// PutQueue creates a queue or replaces its Ocypod settings (PUT
-// /queue/{name}); the extended settings stay. created reports a new
-// queue. An invalid name (outside [A-Za-z0-9_.-]) is ErrBadRequest.
+// PutQueue creates a queue or replaces all its settings (PUT
+// /queue/{name}): those spec leaves out return to their defaults, Shards
+// excepted. created reports a new queue. An invalid name (outside
+// [A-Za-z0-9_.-]) is ErrBadRequest; a DeadLetterQueue that does not exist
+// is ErrNotFound, and nothing is written.
 func (c *Client) PutQueue(ctx context.Context, name string, spec QueueSpec) (created bool, err error) {
-	var o object
-	ocypodSettings(&o, spec.Timeout, spec.HeartbeatTimeout, spec.ExpiresAfter, spec.Retries, spec.RetryDelays)
-	body, err := o.bytes()
+	p := QueuePatch{Timeout: spec.Timeout, HeartbeatTimeout: spec.HeartbeatTimeout, ExpiresAfter: spec.ExpiresAfter,
+		Retries: spec.Retries, RetryDelays: spec.RetryDelays, RateLimit: spec.RateLimit, RetryBackoff: spec.RetryBackoff,
+		TimeoutRetries: spec.TimeoutRetries, DeadLetterQueue: spec.DeadLetterQueue, Shards: spec.Shards}
+	if spec.Paused {
+		p.Paused = new(true)
+	}
+	if spec.Concurrency != 0 {
+		p.Concurrency = new(spec.Concurrency)
+	}
+	body, err := p.marshal()
 	if err != nil {
 		return false, err
 	}

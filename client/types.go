@@ -197,7 +197,7 @@ type OnConflict string
 // The conflict policies.
 const (
 	OnConflictKeep   OnConflict = "keep"   // answer the pending job's id, change nothing (the server's default)
-	OnConflictUpdate OnConflict = "update" // replace the pending job's fields
+	OnConflictUpdate OnConflict = "update" // change the pending job's given fields, keep the rest
 	OnConflictError  OnConflict = "error"  // refuse: 409 (ErrConflict)
 )
 

@@ -126,6 +126,10 @@ func (u *JobUpdate) marshal() ([]byte, error) {
 // ErrConflict ("Cannot change status from completed to queued"), a
 // fenced update of an attempt taken again since ErrStaleAttempt.
 //
+// With Take, a take queue that does not exist is ErrNotFound ("Queue 'q'
+// does not exist") and nothing is applied; one deleted once the update is
+// applied takes nothing: no error, UpdateResult.Taken empty.
+//
 // It is never sent again after a 503, which may have been applied: a
 // status change that was applied answers ErrConflict when repeated, so
 // read the job's status before taking such an answer as a failure.

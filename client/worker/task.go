@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -66,16 +67,8 @@ func (t *task) claim() bool { return t.claimed.CompareAndSwap(false, true) }
 // work runs the handler on one job and reports its outcome; it returns the
 // job the completion took, if any.
 func (r *run) work(tj *client.TakenJob) *client.TakenJob {
-	ctx, cancel := context.WithCancelCause(r.base)
-	t := &task{
-		job:    &Job{ID: tj.ID, Queue: tj.Queue, Attempt: tj.Attempt, Input: tj.Input, c: r.w.c},
-		ctx:    ctx,
-		cancel: cancel,
-		log: r.log.With(slog.Uint64("job_id", tj.ID), slog.String("queue", tj.Queue),
-			slog.Uint64("attempt", tj.Attempt)),
-		done:     make(chan struct{}),
-		reported: make(chan struct{}),
-	}
+	t := r.newTask(tj)
+	ctx, cancel := t.ctx, t.cancel
 	defer cancel(nil)
 	if !r.track(t) {
 		t.claim()
@@ -108,6 +101,20 @@ func (r *run) work(tj *client.TakenJob) *client.TakenJob {
 	}
 	r.finished(t, errors.Join(err, rerr))
 	return next
+}
+
+// newTask makes the task of a taken job.
+func (r *run) newTask(tj *client.TakenJob) *task {
+	ctx, cancel := context.WithCancelCause(r.base)
+	return &task{
+		job:    &Job{ID: tj.ID, Queue: tj.Queue, Attempt: tj.Attempt, Input: tj.Input, c: r.w.c},
+		ctx:    ctx,
+		cancel: cancel,
+		log: r.log.With(slog.Uint64("job_id", tj.ID), slog.String("queue", tj.Queue),
+			slog.Uint64("attempt", tj.Attempt)),
+		done:     make(chan struct{}),
+		reported: make(chan struct{}),
+	}
 }
 
 // call runs the handler, turning a panic into a failure.
@@ -169,6 +176,19 @@ func (r *run) complete(ctx context.Context, t *task, output json.RawMessage) (*c
 const maxMessage = 64 << 10
 
 func (r *run) fail(ctx context.Context, t *task, herr error) error {
+	u := failUpdate(t, herr)
+	_, err := r.send(ctx, t, u)
+	if client.IsBadRequest(err) {
+		// Something of the failure was refused (a retry time, the error):
+		// the failure itself must still be recorded.
+		_, err = r.send(ctx, t, client.JobUpdate{Attempt: t.job.Attempt, Status: client.StatusFailed, NoRetry: u.NoRetry})
+	}
+	return err
+}
+
+// failUpdate is the update that fails t's attempt with the handler's
+// error herr.
+func failUpdate(t *task, herr error) client.JobUpdate {
 	msg := strings.ToValidUTF8(herr.Error(), "\uFFFD")
 	if len(msg) > maxMessage {
 		cut := maxMessage
@@ -189,13 +209,7 @@ func (r *run) fail(ctx context.Context, t *task, herr error) error {
 		}
 		u.NoRetry, u.RetryAt, u.RetryIn, u.RetryInSet = f.permanent, f.retryAt, f.retryIn, f.hasIn
 	}
-	_, err := r.send(ctx, t, u)
-	if client.IsBadRequest(err) {
-		// Something of the failure was refused (a retry time, the error):
-		// the failure itself must still be recorded.
-		_, err = r.send(ctx, t, client.JobUpdate{Attempt: t.job.Attempt, Status: client.StatusFailed, NoRetry: u.NoRetry})
-	}
-	return err
+	return u
 }
 
 // release fails a job whose handler did not finish in time with a retry
@@ -218,12 +232,21 @@ func (r *run) release(t *task) {
 // send applies an update, sending it again while the server is
 // unavailable or unreachable. A repeat may find the first attempt
 // applied: its 409 is then a success, once the job shows this attempt
-// ended. A repeat never takes a job (the first may have).
+// ended. A repeat never takes a job (the first may have). A 404 for the
+// queue to take from (deleted meanwhile) is the take's failure, not the
+// job's: the update is sent again without the take, as a repeat (a server
+// that answered so after applying it then answers 409).
 func (r *run) send(ctx context.Context, t *task, u client.JobUpdate) (client.UpdateResult, error) {
 	delay := 100 * time.Millisecond
 	repeated := false
 	for {
 		res, err := r.w.c.UpdateJob(ctx, t.job.ID, u)
+		if u.Take != nil && takeQueueGone(err, u.Take.Queue) {
+			t.log.Warn("the queue to take the next job from does not exist; reporting without the take",
+				slog.String("error", err.Error()))
+			repeated, u.Take = true, nil
+			continue
+		}
 		switch {
 		case err == nil:
 			return res, nil
@@ -243,6 +266,14 @@ func (r *run) send(ctx context.Context, t *task, u client.JobUpdate) (client.Upd
 		}
 		delay = min(delay*2, 5*time.Second)
 	}
+}
+
+// takeQueueGone reports whether err is the 404 of a take queue that does
+// not exist (rather than of the job).
+func takeQueueGone(err error, queue string) bool {
+	var ce *client.Error
+	return errors.As(err, &ce) && ce.StatusCode == http.StatusNotFound &&
+		ce.Message == "Queue '"+queue+"' does not exist"
 }
 
 // applied reports whether t's attempt ended with status want, as a repeated

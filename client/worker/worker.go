@@ -37,8 +37,18 @@ type Options struct {
 	// has a job).
 	Queues []string
 	Order  client.Order
-	// Concurrency is how many handlers run at once; 0 means 1.
+	// Concurrency is how many handlers run at once; 0 means 1. With
+	// BatchSize, it is how many batches run at once.
 	Concurrency int
+	// BatchSize, when set (1 to 100), runs the jobs in batches: the worker
+	// takes up to BatchSize jobs in one request, runs their handlers at
+	// once, sends their heartbeats together (POST /jobs/heartbeat) and,
+	// when every handler of the batch has returned, reports them together
+	// and takes the next batch in the same request (PATCH /jobs?take=):
+	// one request per batch. Each report stays fenced by its job's
+	// attempt. With HeartbeatInterval 0 the batch's heartbeats follow the
+	// heartbeat_timeout of its first job.
+	BatchSize int
 	// Name is the worker name recorded on the jobs it takes and listed by
 	// GET /workers: 1 to 128 printable characters. "" makes one from the
 	// host name, the process id and a random suffix. Names should be
@@ -99,6 +109,8 @@ func New(c *client.Client, h Handler, opts Options) (*Worker, error) {
 		return nil, errors.New("worker: no queue")
 	case opts.Concurrency < 0 || opts.ShutdownGrace < 0 || opts.ErrorBackoff < 0 || opts.Wait < 0:
 		return nil, errors.New("worker: negative Concurrency, ShutdownGrace, ErrorBackoff or Wait")
+	case opts.BatchSize < 0 || opts.BatchSize > maxTakeCount:
+		return nil, fmt.Errorf("worker: BatchSize %d: want 0 to %d", opts.BatchSize, maxTakeCount)
 	case opts.Wait > client.MaxWait:
 		return nil, fmt.Errorf("worker: Wait %s is over client.MaxWait", opts.Wait)
 	}
@@ -188,7 +200,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer w.running.Store(false)
 	r := &run{w: w, log: w.o.Logger.With(slog.String("worker", w.o.Name)), ctx: ctx,
 		base: context.WithoutCancel(ctx), slots: make(chan struct{}, w.o.Concurrency), tasks: map[*task]struct{}{}}
-	r.poll()
+	if w.o.BatchSize > 0 {
+		r.pollBatches()
+	} else {
+		r.poll()
+	}
 	return r.shutdown()
 }
 
@@ -222,19 +238,29 @@ func (r *run) poll() {
 			backoff = r.w.o.ErrorBackoff
 			continue
 		}
-		if r.ctx.Err() != nil {
+		if !r.takeFailed(err, &backoff) {
 			return
 		}
-		r.log.LogAttrs(r.ctx, slog.LevelError, "take failed", slog.Any("queues", r.w.o.Queues), slog.String("error", err.Error()))
-		t := time.NewTimer(backoff)
-		select {
-		case <-t.C:
-		case <-r.ctx.Done():
-			t.Stop()
-			return
-		}
-		backoff = min(backoff*2, r.w.o.ErrorBackoff<<5)
 	}
+}
+
+// takeFailed logs a failed take and waits backoff before the next one,
+// doubling it up to 32 times ErrorBackoff. It reports false when Run's
+// context ended (the take failed because of it, or during the wait).
+func (r *run) takeFailed(err error, backoff *time.Duration) bool {
+	if r.ctx.Err() != nil {
+		return false
+	}
+	r.log.LogAttrs(r.ctx, slog.LevelError, "take failed", slog.Any("queues", r.w.o.Queues), slog.String("error", err.Error()))
+	t := time.NewTimer(*backoff)
+	select {
+	case <-t.C:
+	case <-r.ctx.Done():
+		t.Stop()
+		return false
+	}
+	*backoff = min(*backoff*2, r.w.o.ErrorBackoff<<5)
+	return true
 }
 
 func (r *run) take(n int) ([]client.TakenJob, error) {

@@ -27,6 +27,7 @@ import (
 	"github.com/ocyless/ocyless/shared/config"
 	"github.com/ocyless/ocyless/shared/iamauth"
 	"github.com/ocyless/ocyless/shared/redisstore"
+	"github.com/ocyless/ocyless/shared/release"
 )
 
 const program = "ocypod-import"
@@ -67,6 +68,7 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 	cfgPath := fs.String("config", "", "the configuration file naming the target store (redis.url, key_namespace, partitions); OCYPOD_* variables apply on top")
 	dryRun := fs.Bool("dry-run", false, "read and check everything, report what would be copied, write nothing")
 	batch := fs.Int("batch", 500, "jobs copied per step (progress is recorded after each)")
+	version := fs.Bool("version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: %s -from URL [-from-namespace NS] [-config FILE] [-dry-run]\n\n"+
 			"Copies an upstream Ocypod 0.8 database into the configured store. The source is only\n"+
@@ -78,6 +80,10 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 			return nil
 		}
 		return usageError{err.Error()}
+	}
+	if *version {
+		_, err := fmt.Fprintf(stdout, "%s %s\n", program, release.Version)
+		return err
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -115,6 +121,7 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 	var last time.Time
 	rep, err := store.Import(ctx, redisstore.ImportOptions{
 		Source: src, SourceNamespace: *fromNS, SourceName: srcName, DryRun: *dryRun, BatchSize: *batch,
+		MaxValueSize: cfg.Server.MaxBodySize,
 		Progress: func(done, total int) {
 			if time.Since(last) >= 2*time.Second || done == total {
 				last = time.Now()

@@ -17,6 +17,7 @@ import (
 	"github.com/ocyless/ocyless/shared/ocypod"
 	"github.com/ocyless/ocyless/shared/redisstore"
 	"github.com/ocyless/ocyless/shared/redistest"
+	"github.com/ocyless/ocyless/shared/release"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }
@@ -262,6 +263,14 @@ func TestImportRefusals(t *testing.T) {
 	out, err = runCmd(t, t.Context(), tg.env(), nil, "-from", "redis://user:s3cret@127.0.0.1:1/0", "-dry-run")
 	if err == nil || strings.Contains(err.Error()+out, "s3cret") {
 		t.Errorf("run with an unreachable source = %v\n%s", err, out)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	out, err := runCmd(t, t.Context(), env(), nil, "-version")
+	if want := "ocypod-import " + release.Version + "\n"; err != nil || out != want {
+		t.Errorf("-version = %v, %q; want %q", err, out, want)
 	}
 }
 

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ocyless/ocyless/shared/redisstore"
 	"github.com/ocyless/ocyless/shared/redistest"
 )
 
@@ -29,6 +32,10 @@ type testServer struct {
 	mu      sync.Mutex
 	arrived map[string]int
 	wake    chan struct{}
+
+	// store and rdb are the server's store and Redis client.
+	store *redisstore.Store
+	rdb   redis.UniversalClient
 }
 
 // start runs the server with the configuration file text (and getenv over
@@ -40,7 +47,8 @@ func start(t *testing.T, file string, env map[string]string) *testServer {
 	s := &testServer{logs: &syncBuffer{}, cancel: cancel, done: make(chan error, 1),
 		arrived: map[string]int{}, wake: make(chan struct{})}
 	addr := make(chan string, 1)
-	h := hooks{listening: func(a string) { addr <- a }, request: s.arrive}
+	h := hooks{listening: func(a string) { addr <- a }, request: s.arrive,
+		opened: func(st *redisstore.Store, rdb redis.UniversalClient) { s.store, s.rdb = st, rdb }}
 	go func() {
 		s.done <- runWith(ctx, []string{path}, envOf(env), io.Discard, s.logs, h)
 	}()

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/ocyless/ocyless/shared/config"
 )
@@ -30,6 +31,10 @@ import (
 type hostGuard struct {
 	allowed []config.HostPort // nil: any Host
 	next    http.Handler
+	// passed is the last Host header, as sent, that allowed accepted: a
+	// client sends the same one with every request, which then skips
+	// parsing it (an IP address is parsed and written again).
+	passed atomic.Pointer[string]
 }
 
 // newHostGuard builds the guard for a server configured with s and
@@ -91,9 +96,18 @@ func (g *hostGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // refusal is the 403 text for a request the guard refuses, "" otherwise.
 // Header values are quoted and cut short: they come from the client.
 func (g *hostGuard) refusal(r *http.Request) string {
-	host, hostErr := config.ParseHostPort(r.Host)
-	if g.allowed != nil && (hostErr != nil || !g.allows(host)) {
-		return "Forbidden: Host " + quote(r.Host) + " is not allowed; list it in server.allowed_hosts (OCYPOD_ALLOWED_HOSTS) to accept it"
+	var host config.HostPort
+	var hostErr error
+	// host is only read below without an allowed set.
+	if p := g.passed.Load(); g.allowed == nil || p == nil || *p != r.Host {
+		host, hostErr = config.ParseHostPort(r.Host)
+		if g.allowed != nil {
+			if hostErr != nil || !g.allows(host) {
+				return "Forbidden: Host " + quote(r.Host) + " is not allowed; list it in server.allowed_hosts (OCYPOD_ALLOWED_HOSTS) to accept it"
+			}
+			passed := r.Host
+			g.passed.Store(&passed)
+		}
 	}
 	if origins := r.Header.Values("Origin"); len(origins) > 0 {
 		o := origins[0]

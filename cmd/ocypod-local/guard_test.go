@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -273,4 +275,78 @@ func FuzzHostGuard(f *testing.F) {
 			t.Fatalf("status %d", w.Code)
 		}
 	})
+}
+
+// TestForbiddenDocumented: every operation of openapi.json lists the
+// guard's 403 (wantForbidden checks the answers against it: text/plain,
+// "Forbidden: ").
+func TestForbiddenDocumented(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../../shared/httpapi/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths      map[string]map[string]json.RawMessage
+		Components struct {
+			Responses map[string]struct {
+				Content map[string]struct{ Schema map[string]any }
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Components.Responses["Forbidden"].Content["text/plain; charset=utf-8"].Schema["pattern"]; got != "^Forbidden: " {
+		t.Errorf("Forbidden's text/plain pattern = %v, want ^Forbidden: ", got)
+	}
+	ops := 0
+	for path, methods := range doc.Paths {
+		for method, raw := range methods {
+			if method == "parameters" {
+				continue
+			}
+			var op struct{ Responses map[string]map[string]any }
+			if err := json.Unmarshal(raw, &op); err != nil {
+				t.Fatalf("%s %s: %v", method, path, err)
+			}
+			ops++
+			if op.Responses["403"]["$ref"] != "#/components/responses/Forbidden" {
+				t.Errorf("%s %s does not list the 403", method, path)
+			}
+		}
+	}
+	if ops == 0 {
+		t.Fatal("no operations read")
+	}
+}
+
+// TestHostGuardRemembersPassedHost checks that the Host last accepted is
+// not parsed again (no allocation) and that a refused Host stays refused
+// around it.
+func TestHostGuardRemembersPassedHost(t *testing.T) {
+	g := &hostGuard{allowed: []config.HostPort{{Host: "127.0.0.1"}, {Host: "localhost", Port: "8023"}}}
+	req := func(host string) *http.Request {
+		r := httptest.NewRequest("GET", "/queue", nil)
+		r.Host = host
+		return r
+	}
+	for _, c := range []struct {
+		host string
+		ok   bool
+	}{
+		{"127.0.0.1:8023", true}, {"127.0.0.2:8023", false}, {"127.0.0.1:8023", true}, {"localhost:8023", true},
+		{"localhost:8024", false}, {"LOCALHOST:8023", true}, {"127.0.0.1:8023", true}, {"", false}, {"localhost:8023", true},
+	} {
+		if got := g.refusal(req(c.host)); (got == "") != c.ok {
+			t.Errorf("Host %q: refusal %q, want allowed %v", c.host, got, c.ok)
+		}
+	}
+	r := req("127.0.0.1:8023")
+	if got := g.refusal(r); got != "" {
+		t.Fatal(got)
+	}
+	if n := fewestAllocs(func() { _ = g.refusal(r) }); n != 0 {
+		t.Errorf("%v allocations per allowed request, want 0", n)
+	}
 }

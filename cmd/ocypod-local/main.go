@@ -8,7 +8,8 @@
 //	ocypod-local -h | --help
 //	ocypod-local -V | --version
 //
-// SIGINT or SIGTERM shut it down gracefully within server.shutdown_timeout.
+// SIGINT or SIGTERM shut it down gracefully within server.shutdown_timeout
+// (long-polls answer at once); a second one stops it at once.
 package main
 
 import (
@@ -23,18 +24,33 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/ocyless/ocyless/shared/config"
 	"github.com/ocyless/ocyless/shared/httpapi"
 	"github.com/ocyless/ocyless/shared/redisstore"
+	"github.com/ocyless/ocyless/shared/release"
 )
 
 const program = "ocypod-local"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first SIGINT or SIGTERM shuts down gracefully; a second one
+	// stops at once, whatever is still running.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := context.WithCancel(context.Background())
+	force := make(chan struct{})
+	go func() {
+		<-sigs
+		stop()
+		<-sigs
+		close(force)
+	}()
 	// go-redis's own lines (dial failures) go through slog like ours.
 	redisstore.RouteLogs(slog.New(slog.NewTextHandler(os.Stderr, nil)))
-	err := run(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr)
+	err := runWith(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr, hooks{force: force})
+	signal.Stop(sigs)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -58,6 +74,11 @@ type hooks struct {
 	// request is called with each request as it arrives, before it is
 	// served: tests wait on it instead of sleeping until a request is in.
 	request func(r *http.Request)
+	// opened is called with the store and its Redis client once built.
+	opened func(*redisstore.Store, redis.UniversalClient)
+	// force, when closed during a shutdown, cuts it short: requests still
+	// running are dropped (main closes it on a second signal).
+	force <-chan struct{}
 }
 
 func runWith(ctx context.Context, args []string, getenv func(string) (string, bool), stdout, stderr io.Writer, h hooks) error {
@@ -69,7 +90,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) (string, bo
 		_, err := io.WriteString(stdout, usage())
 		return err
 	case action == "version":
-		_, err := fmt.Fprintf(stdout, "%s %s\n", program, httpapi.Version)
+		_, err := fmt.Fprintf(stdout, "%s %s (Ocypod API %s)\n", program, release.Version, httpapi.Version)
 		return err
 	}
 	cfg, err := config.Load(path, getenv)
@@ -119,7 +140,7 @@ func parseArgs(args []string) (path, action string, err error) {
 // usage is the --help text, including every OCYPOD_* variable.
 func usage() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, `%s %s
+	fmt.Fprintf(&b, `%s %s (Ocypod API %s)
 Ocypod-compatible job queue server: every route, the sweeps, and Redis (an
 embedded in-memory miniredis when no Redis URL is configured).
 
@@ -134,7 +155,7 @@ Options:
   -V, --version  Print version
 
 Environment (overrides the file; an empty value counts as unset):
-`, program, httpapi.Version, program)
+`, program, release.Version, httpapi.Version, program)
 	for _, v := range config.EnvVars() {
 		fmt.Fprintf(&b, "  %-30s %s", v.Name, v.Description)
 		if v.Default != "" {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ocyless/ocyless/shared/config"
 	"github.com/ocyless/ocyless/shared/redistest"
+	"github.com/ocyless/ocyless/shared/release"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }
@@ -56,8 +57,8 @@ func TestArgs(t *testing.T) {
 	ctx := t.Context()
 	for _, args := range [][]string{{"-V"}, {"--version"}, {"cfg.toml", "-V"}} {
 		var out strings.Builder
-		if err := run(ctx, args, envOf(nil), &out, io.Discard); err != nil || out.String() != "ocypod-local 0.8.0\n" {
-			t.Errorf("run(%q) = %v, stdout %q; want ocypod-local 0.8.0", args, err, out.String())
+		if err := run(ctx, args, envOf(nil), &out, io.Discard); err != nil || out.String() != "ocypod-local "+release.Version+" (Ocypod API 0.8.0)\n" {
+			t.Errorf("run(%q) = %v, stdout %q; want ocypod-local %s (Ocypod API 0.8.0)", args, err, out.String(), release.Version)
 		}
 	}
 	for _, args := range [][]string{{"-h"}, {"--help"}} {

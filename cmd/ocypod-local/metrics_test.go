@@ -68,15 +68,17 @@ func TestMetricsEndpoint(t *testing.T) {
 				time.Sleep(50 * time.Millisecond)
 			}
 			for series, want := range map[string]float64{
-				`ocyless_queue_jobs{queue="mx",status="running"}`:   1,
-				`ocyless_queue_jobs{queue="mx",status="queued"}`:    0,
-				`ocyless_queue_jobs{queue="empty",status="queued"}`: 0,
-				"ocyless_jobs_created_total":                        2,
-				"ocyless_jobs_timed_out_total":                      1,
+				`ocyless_queue_jobs{queue="mx",status="running"}`: 1,
+				`ocyless_queue_jobs{queue="mx",status="queued"}`:  0,
+				"ocyless_jobs_created_total":                      2,
+				"ocyless_jobs_timed_out_total":                    1,
 			} {
 				if got, ok := sample(body, series); !ok || got != want {
 					t.Errorf("%s = %v (present %v), want %v", series, got, ok, want)
 				}
+			}
+			if _, ok := sample(body, `ocyless_queue_jobs{queue="empty",status="queued"}`); ok {
+				t.Error("a queue without jobs has series")
 			}
 			for _, k := range sweep.Kinds {
 				if got, ok := sample(body, `ocyless_sweep_duration_seconds_count{sweep="`+string(k)+`"}`); !ok || got < 1 {

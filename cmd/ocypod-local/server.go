@@ -18,10 +18,12 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/ocyless/ocyless/shared/config"
+	"github.com/ocyless/ocyless/shared/dispatch"
 	"github.com/ocyless/ocyless/shared/httpapi"
 	"github.com/ocyless/ocyless/shared/iamauth"
 	"github.com/ocyless/ocyless/shared/metrics"
 	"github.com/ocyless/ocyless/shared/ocypod"
+	"github.com/ocyless/ocyless/shared/push"
 	"github.com/ocyless/ocyless/shared/redisstore"
 	"github.com/ocyless/ocyless/shared/sweep"
 )
@@ -48,19 +50,27 @@ func (e *startError) Error() string { return e.msg + ": " + ocypod.RedactSecrets
 func (e *startError) Unwrap() error { return e.err }
 
 // newLogger returns the text logger on w at level, naming LevelTrace
-// "TRACE".
+// "TRACE". The renaming (of the line's level; no attribute of ours is
+// keyed "level") is installed only when trace records can pass
+// level: a ReplaceAttr function, even one that changes nothing, makes the
+// handler call it for every attribute of every line (time, level, message
+// included) and allocate, about half the cost of a job event's line.
 func newLogger(w io.Writer, level slog.Level) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{
-		Level: level,
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.LevelKey && len(groups) == 0 {
-				if l, ok := a.Value.Any().(slog.Level); ok && l <= config.LevelTrace {
-					a.Value = slog.StringValue("TRACE")
-				}
-			}
-			return a
-		},
-	}))
+	opts := &slog.HandlerOptions{Level: level}
+	if level <= config.LevelTrace {
+		opts.ReplaceAttr = traceName
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// traceName names the levels at or below LevelTrace "TRACE".
+func traceName(groups []string, a slog.Attr) slog.Attr {
+	if a.Key == slog.LevelKey && len(groups) == 0 {
+		if l, ok := a.Value.Any().(slog.Level); ok && l <= config.LevelTrace {
+			a.Value = slog.StringValue("TRACE")
+		}
+	}
+	return a
 }
 
 // serve runs the server for cfg until ctx is cancelled, then shuts it down
@@ -91,6 +101,9 @@ func serve(ctx context.Context, cfg config.Config, path string, getenv func(stri
 	if err != nil {
 		return &startError{"Failed to initialise Redis connection pool", err}
 	}
+	if h.opened != nil {
+		h.opened(store, client)
+	}
 	if err := openStore(ctx, store, cfg, log); err != nil {
 		return err
 	}
@@ -105,9 +118,17 @@ func serve(ctx context.Context, cfg config.Config, path string, getenv func(stri
 	log.Info("Starting queue server at: " + addr)
 	apiOpts := httpapi.ConfigOptions(cfg.Server)
 	apiOpts.Logger = log
+	pushPolicy, err := push.NewPolicy(cfg.Push.AllowedHosts, push.Local)
+	if err != nil {
+		_ = ln.Close()
+		return &startError{"Invalid push configuration", err}
+	}
+	apiOpts.PushPolicy = pushPolicy
 	api := httpapi.New(store, apiOpts)
 	sweeps := metrics.NewSweeps()
-	routes := withMetrics(api.Handler(), metrics.NewHandler(store, sweeps, cfg.Redis.Timeout, log))
+	// A layout not checked at start (Redis unreachable then) is checked at
+	// each request until it is: an unfinished upgrade gets a 503.
+	routes := withMetrics(api.Gate(api.Handler(), store.Servable), metrics.NewHandler(store, sweeps, cfg.Redis.Timeout, log))
 	handler := accessLog(newHostGuard(cfg.Server, ln.Addr(), routes, log), log)
 	if h.request != nil {
 		handler = observed(handler, h.request)
@@ -131,6 +152,14 @@ func serve(ctx context.Context, cfg config.Config, path string, getenv func(stri
 		log.Info(fmt.Sprintf("Checking job %s every %s", k, ocypod.FromStd(every)))
 		loops.Go(func() { sweepLoop(sweepCtx, store, k, every, cfg.Sweep.Budget, sweeps, log) })
 	}
+	// Push delivery: the jobs of push queues are delivered from inside
+	// this process, each queue woken by its creates.
+	deliverer := push.New(push.Options{Policy: pushPolicy, Logger: log})
+	defer deliverer.Close()
+	disp := dispatch.New(store, dispatch.Options{Deliverer: deliverer, Logger: log,
+		NotPush: func(err error) bool { return errors.Is(err, redisstore.ErrNotPush) }})
+	store.OnQueueChange(disp.Changed)
+	disp.Start()
 	if h.listening != nil {
 		h.listening(addr)
 	}
@@ -139,16 +168,37 @@ func serve(ctx context.Context, cfg config.Config, path string, getenv func(stri
 	case err = <-served: // the listener failed
 		stopSweeps()
 		loops.Wait()
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Server.ShutdownTimeout)
+		_ = disp.Close(dctx)
+		cancel()
 		return err
 	case <-ctx.Done():
 	}
 	log.Info("Shutting down", slog.Duration("timeout", cfg.Server.ShutdownTimeout))
+	api.Drain() // long-polls answer now: nothing holds the shutdown
 	stopSweeps()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Server.ShutdownTimeout)
 	defer cancel()
+	if h.force != nil {
+		go func() {
+			select {
+			case <-h.force:
+				log.Warn("Second signal: stopping now")
+				cancel()
+			case <-sctx.Done():
+			}
+		}()
+	}
+	// Deliveries in flight finish and are recorded, within the same
+	// shutdown_timeout as the requests.
+	dispClosed := make(chan error, 1)
+	go func() { dispClosed <- disp.Close(sctx) }()
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("Requests still running at the end of shutdown_timeout were cut off", slog.String("error", err.Error()))
 		_ = srv.Close()
+	}
+	if err := <-dispClosed; err != nil {
+		log.Warn("Push deliveries still under way at the end of shutdown_timeout were cancelled; their jobs are retried after their timeout")
 	}
 	loops.Wait()
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -195,7 +245,13 @@ func openRedis(cfg config.Config, getenv func(string) (string, bool), log *slog.
 func embeddedRedis(r config.Redis) (redis.UniversalClient, func()) {
 	m := miniredis.NewMiniRedis()
 	client := redis.NewClient(&redis.Options{
-		Dialer:                   func(context.Context, string, string) (net.Conn, error) { return m.Dial() },
+		Dialer: func(context.Context, string, string) (net.Conn, error) {
+			c, err := m.Dial()
+			if err != nil {
+				return nil, err
+			}
+			return newAsyncConn(c), nil
+		},
 		PoolSize:                 r.PoolSize,
 		DialTimeout:              r.Timeout,
 		ReadTimeout:              r.Timeout,
@@ -209,8 +265,10 @@ func embeddedRedis(r config.Redis) (redis.UniversalClient, func()) {
 	return client, func() { _ = client.Close(); m.Close() }
 }
 
-// upgradeOnly upgrades the configured namespace's version-1 data (make
-// migrate) and returns; it does nothing to a namespace already upgraded.
+// upgradeOnly upgrades the configured namespace's older layout (make
+// migrate), or waits for the process upgrading it, and returns nil once the
+// namespace has this version's layout (at once if it had); an error if the
+// upgrade cannot finish.
 func upgradeOnly(ctx context.Context, cfg config.Config, getenv func(string) (string, bool), stderr io.Writer) error {
 	log := newLogger(stderr, cfg.Server.LogLevel)
 	if cfg.Redis.URL == "" {
@@ -232,19 +290,44 @@ func upgradeOnly(ctx context.Context, cfg config.Config, getenv func(string) (st
 		return &startError{"Failed to open the store", err}
 	}
 	if !info.Upgrade {
-		log.Info("Nothing to upgrade: the namespace is version 2", slog.String("namespace", cfg.Redis.KeyNamespace))
+		log.Info("Nothing to upgrade: the namespace has this version's layout", slog.String("namespace", cfg.Redis.KeyNamespace))
 		return nil
 	}
-	if _, err := store.Upgrade(ctx, 0); err != nil {
-		return &startError{"Failed to upgrade version-1 data (run it again to resume)", err}
+	if err := upgrade(ctx, store, info, cfg, log, "run it again to resume"); err != nil {
+		return err
+	}
+	log.Info("Upgrade finished: the namespace has this version's layout", slog.String("namespace", cfg.Redis.KeyNamespace))
+	return nil
+}
+
+// upgrade brings the namespace that Open reported in info up to this
+// version's layout: it works, or waits for the process that holds the
+// upgrade lock and takes over if that one stops, until the upgrade is
+// done or ctx ends. It returns a startError unless the upgrade is done:
+// nothing may serve an unfinished upgrade. again says how to resume.
+func upgrade(ctx context.Context, store *redisstore.Store, info redisstore.OpenInfo, cfg config.Config, log *slog.Logger, again string) error {
+	ns := slog.String("namespace", cfg.Redis.KeyNamespace)
+	if info.Upgrading {
+		log.Info("Another process is upgrading the namespace's layout: waiting for it to finish, or to take over if it stops",
+			ns, slog.Int("layout", info.Layout))
+	} else {
+		log.Info("The namespace has an older layout: upgrading it", ns, slog.Int("layout", info.Layout))
+	}
+	done, err := store.Upgrade(ctx, 0)
+	switch {
+	case err != nil:
+		return &startError{"Failed to upgrade the namespace's layout (" + again + ")", err}
+	case !done:
+		return &startError{"Failed to upgrade the namespace's layout (" + again + ")", errors.New("the upgrade is unfinished")}
 	}
 	return nil
 }
 
 // openStore checks the store's Redis (layout, partitions, eviction policy)
-// and upgrades a namespace written by version 1 before anything else
-// touches it. A Redis that cannot be reached yet is only a warning: requests
-// answer 503 until it is.
+// and upgrades a namespace of an older layout before anything else
+// touches it (or waits for the process upgrading it, see upgrade). A Redis
+// that cannot be reached yet is only a warning: requests answer 503 until
+// it is (and while its namespace's upgrade is unfinished, see httpapi's Gate).
 func openStore(ctx context.Context, store *redisstore.Store, cfg config.Config, log *slog.Logger) error {
 	octx, cancel := context.WithTimeout(ctx, cfg.Redis.Timeout+time.Second)
 	info, err := store.Open(octx)
@@ -262,11 +345,7 @@ func openStore(ctx context.Context, store *redisstore.Store, cfg config.Config, 
 	if !info.Upgrade {
 		return nil
 	}
-	log.Info("The namespace holds version-1 data: upgrading it before serving", slog.String("namespace", cfg.Redis.KeyNamespace))
-	if _, err := store.Upgrade(ctx, 0); err != nil {
-		return &startError{"Failed to upgrade version-1 data (start again to resume)", err}
-	}
-	return nil
+	return upgrade(ctx, store, info, cfg, log, "start again to resume")
 }
 
 // initQueues creates the configured queues that are missing and resets
@@ -330,8 +409,26 @@ func interval(s config.Server, k sweep.Kind) time.Duration {
 func sweepLoop(ctx context.Context, store *redisstore.Store, k sweep.Kind, every, budget time.Duration, rec *metrics.Sweeps, log *slog.Logger) {
 	t := time.NewTicker(every)
 	defer t.Stop()
+	warned := false
 	for {
 		pctx, cancel := context.WithTimeout(ctx, budget)
+		// A layout not checked at start (Redis unreachable then) is checked
+		// before each pass until it is: no sweep of an unfinished upgrade.
+		// (Redis unreachable: no pass either, the next tick asks again.)
+		if ok, err := store.Servable(pctx); err != nil || !ok {
+			cancel()
+			if err == nil && !warned {
+				warned = true
+				log.Warn("The namespace's layout upgrade is unfinished: job "+string(k)+" monitoring waits for it",
+					slog.String("sweep", string(k)))
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				continue
+			}
+		}
 		start := time.Now()
 		tot, err := sweep.Once(pctx, store, k, log)
 		took := time.Since(start)

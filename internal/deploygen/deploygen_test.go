@@ -3,12 +3,17 @@ package deploygen_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +50,7 @@ func grown(t *testing.T) deploygen.Input {
 	return in
 }
 
-// TestLongPollTimeouts: the routes whose takes wait up to ocypod.MaxWait
+// TestLongPollTimeouts: the routes whose requests wait up to ocypod.MaxWait
 // get a Lambda timeout above it and below API Gateway's 30 s; the others
 // keep the template's global one.
 func TestLongPollTimeouts(t *testing.T) {
@@ -68,7 +73,7 @@ func TestLongPollTimeouts(t *testing.T) {
 			t.Errorf("%s: timeout %ds, want above %v and below 30s", f.LogicalID, f.Timeout, ocypod.MaxWait)
 		}
 	}
-	if want := []string{"update-job", "next-job", "take-jobs"}; !slices.Equal(long, want) {
+	if want := []string{"get-job", "update-job", "next-job", "create-job", "take-jobs", "update-jobs"}; !slices.Equal(long, want) {
 		t.Errorf("long-poll functions %q, want %q", long, want)
 	}
 }
@@ -104,12 +109,16 @@ func TestFunctions(t *testing.T) {
 		if f.NeedsRedis == (f.LogicalID == "VersionFunction") {
 			t.Errorf("%s: NeedsRedis = %v", f.LogicalID, f.NeedsRedis)
 		}
+		if f.Wakes != (f.LogicalID == "CreateJobFunction") || f.Dispatcher != (f.LogicalID == deploygen.DispatcherID) {
+			t.Errorf("%s: Wakes = %v, Dispatcher = %v", f.LogicalID, f.Wakes, f.Dispatcher)
+		}
 	}
 	want := []string{
 		"CreateJobFunction functions/create-job events/create-job.json ",
 		"VersionFunction functions/version events/version.json ",
 		"SweepTimeoutsFunction sweeper/timeouts events/sweep-timeouts.json ",
 		"SweepExpiryFunction sweeper/expiry events/sweep-expiry.json 5s",
+		"PushDispatcherFunction dispatcher events/dispatcher.json ",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("Functions = %q,\nwant %q", got, want)
@@ -224,7 +233,22 @@ func TestGrowth(t *testing.T) {
 		t.Errorf("%d function alarms for %d routes and %d sweepers, want %d", alarms, len(in.Routes), len(in.Kinds), want)
 	}
 
-	// The generated mains compile where they would live in the repository.
+	// The generated mains compile where they would live in the repository,
+	// next to the route variables a new route comes with (routes.go).
+	vars := "package httpapi\n\nvar (\n"
+	for _, r := range in.Routes[len(httpapi.Routes()):] {
+		vars += fmt.Sprintf("\t%s = Route{Name: %q, Method: %q, Pattern: %q, handler: (*API).health}\n", deploygen.RouteVar(r.Name), r.Name, r.Method, r.Pattern)
+	}
+	vars += ")\n"
+	varsFile := filepath.Join(t.TempDir(), "growth.go")
+	if err := os.WriteFile(varsFile, []byte(vars), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	abs, err := filepath.Abs(filepath.Join(repoRoot, "shared", "httpapi", "zz_growth.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay[abs] = varsFile
 	ov, err := json.Marshal(map[string]any{"Replace": overlay})
 	if err != nil {
 		t.Fatal(err)
@@ -417,5 +441,62 @@ func TestTemplateMarkers(t *testing.T) {
 		if _, err := deploygen.Generate(dir, in); err == nil {
 			t.Errorf("%s: Generate succeeded, want an error", name)
 		}
+	}
+}
+
+// TestRouteVars: each route of the table has its variable in package
+// httpapi under the name the generated mains use (RouteVar), holding that
+// very route, and each function's main passes its path's Allow.
+func TestRouteVars(t *testing.T) {
+	t.Parallel()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, filepath.Join(repoRoot, "shared", "httpapi", "routes.go"), nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{} // variable -> the route name its literal gives
+	for _, decl := range f.Decls {
+		gd, ok := decl.(*ast.GenDecl)
+		if !ok || gd.Tok != token.VAR {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			vs := spec.(*ast.ValueSpec)
+			for i, name := range vs.Names {
+				if i >= len(vs.Values) {
+					continue
+				}
+				lit, ok := vs.Values[i].(*ast.CompositeLit)
+				if id, isIdent := lit.Type.(*ast.Ident); !ok || !isIdent || id.Name != "Route" || len(lit.Elts) == 0 {
+					continue
+				}
+				if s, ok := lit.Elts[0].(*ast.BasicLit); ok && s.Kind == token.STRING {
+					vars[name.Name], _ = strconv.Unquote(s.Value)
+				}
+			}
+		}
+	}
+	in, err := deploygen.RepoInput(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := deploygen.Functions(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fn := range fs {
+		if fn.Route == nil {
+			continue
+		}
+		v := deploygen.RouteVar(fn.Route.Name)
+		if got, ok := vars[v]; !ok || got != fn.Route.Name {
+			t.Errorf("route %s: variable %s holds route %q (declared: %v), want %q", fn.Route.Name, v, got, ok, fn.Route.Name)
+		}
+		if want := httpapi.Allow(fn.Route.Pattern); fn.Allow != want {
+			t.Errorf("route %s: Allow %q, want %q", fn.Route.Name, fn.Allow, want)
+		}
+	}
+	if len(vars) != len(httpapi.Routes()) {
+		t.Errorf("%d route variables for %d routes", len(vars), len(httpapi.Routes()))
 	}
 }

@@ -38,6 +38,9 @@ func Generate(root string, in Input) (Plan, error) {
 			if p.Samples[f.Event], err = skeletonEvent(f); err != nil {
 				return Plan{}, err
 			}
+			if p.Files[AlbEventPath(f.Route.Name)], err = albSample(root, f); err != nil {
+				return Plan{}, err
+			}
 		} else {
 			p.Samples[f.Event] = []byte(sweepInput(f) + "\n")
 		}

@@ -21,14 +21,17 @@ import (
 	"github.com/ocyless/ocyless/shared/sweep"
 )
 
-// longPoll names the routes whose takes may wait (?wait=, up to
+// longPoll names the routes whose requests may wait (?wait=, up to
 // ocypod.MaxWait = 20 s): their functions get LongPollTimeout instead of
 // the template's global 10 s, still below API Gateway's 30 s integration
 // timeout.
 var longPoll = map[string]bool{
-	"next-job":   true, // GET /queue/{name}/job?wait=
-	"take-jobs":  true, // GET /job?queues=&wait=
-	"update-job": true, // PATCH /job/{id}?take=&wait=
+	"next-job":    true, // GET /queue/{name}/job?wait=
+	"take-jobs":   true, // GET /job?queues=&wait=
+	"update-job":  true, // PATCH /job/{id}?take=&wait=
+	"update-jobs": true, // PATCH /jobs?take=&wait=
+	"get-job":     true, // GET /job/{id}?wait=
+	"create-job":  true, // POST /queue/{name}/job?wait=
 }
 
 // LongPollTimeout is the Lambda timeout, in seconds, of the long-poll
@@ -47,13 +50,36 @@ var shortBudget = map[sweep.Kind]string{
 	sweep.Expiry: "5s",
 }
 
+// wakesDispatcher names the routes whose functions wake the push
+// dispatcher (OCYPOD_PUSH_DISPATCHER) after a create or a retry made a
+// push queue's job due, or a queue's settings changed (push set, a queue
+// resumed).
+// Their role may invoke the dispatcher and nothing else.
+var wakesDispatcher = map[string]bool{
+	"create-job":  true,
+	"create-jobs": true,
+	"put-queue":   true,
+	"patch-queue": true,
+	"retry-job":   true,
+}
+
+// The push dispatcher function (package dispatchmain).
+const (
+	DispatcherID    = "PushDispatcherFunction"
+	DispatcherDir   = "dispatcher"
+	DispatcherEvent = "events/dispatcher.json"
+)
+
 // Function is one Lambda function as every artefact describes it.
 type Function struct {
 	LogicalID  string         // CreateJobFunction, SweepTimeoutsFunction
 	Dir        string         // functions/create-job, sweeper/timeouts
 	Event      string         // events/create-job.json, events/sweep-timeouts.json
-	Route      *httpapi.Route // nil for a sweeper
-	Kind       sweep.Kind     // "" for a route
+	Route      *httpapi.Route // nil for a sweeper and the dispatcher
+	Allow      string         // a route's 405 Allow header: the methods of its path in the table
+	Kind       sweep.Kind     // "" for a route and the dispatcher
+	Dispatcher bool           // the push dispatcher
+	Wakes      bool           // a route whose function wakes the dispatcher
 	NeedsRedis bool
 	Budget     string // a sweeper's fixed OCYPOD_SWEEP_BUDGET; "" means the SweepBudget parameter
 	Timeout    int    // a route's own Lambda timeout in seconds; 0 means the template's global one
@@ -133,7 +159,7 @@ var (
 )
 
 // Functions derives every function from in: the routes in table order,
-// then the sweepers. Names that cannot be a directory, an event file and a
+// then the sweepers, then the push dispatcher. Names that cannot be a directory, an event file and a
 // logical id at once are an error, as are two functions with one id.
 func Functions(in Input) ([]Function, error) {
 	var out []Function
@@ -155,11 +181,13 @@ func Functions(in Input) ([]Function, error) {
 			Dir:        "functions/" + r.Name,
 			Event:      "events/" + r.Name + ".json",
 			Route:      &r,
+			Allow:      allow(in.Routes, r.Pattern),
 			NeedsRedis: httpapi.NeedsStore(r.Name),
 		}
 		if longPoll[r.Name] {
 			f.Timeout = LongPollTimeout
 		}
+		f.Wakes = wakesDispatcher[r.Name] && f.NeedsRedis
 		if err := add(f, "route "+r.Name); err != nil {
 			return nil, err
 		}
@@ -180,7 +208,30 @@ func Functions(in Input) ([]Function, error) {
 			return nil, err
 		}
 	}
+	d := Function{LogicalID: DispatcherID, Dir: DispatcherDir, Event: DispatcherEvent, Dispatcher: true, NeedsRedis: true}
+	if err := add(d, "the push dispatcher"); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// RouteVar is the identifier of a route's variable in package httpapi,
+// which its function's main passes to httpmain.Serve: the route's name in
+// CamelCase, then Route (create-job -> CreateJobRoute).
+func RouteVar(name string) string {
+	return strings.TrimSuffix(httpapi.LogicalID(name), "Function") + "Route"
+}
+
+// allow is the Allow header of a 405 on pattern (as httpapi.Allow answers
+// for the repository's table): every method routes has for it, in order.
+func allow(routes []httpapi.Route, pattern string) string {
+	var methods []string
+	for _, r := range routes {
+		if r.Pattern == pattern && !slices.Contains(methods, r.Method) {
+			methods = append(methods, r.Method)
+		}
+	}
+	return strings.Join(methods, ", ")
 }
 
 // PathParams returns the wildcard names of a route pattern, in order.

@@ -30,9 +30,27 @@ func mainGo(f Function, in Input) ([]byte, error) {
 	fmt.Fprintf(&b, "%s\n\n", Header)
 	if f.Route != nil {
 		fmt.Fprintf(&b, "// Command %s is the Lambda function %s (template.yaml) serving\n", f.Route.Name, f.LogicalID)
-		fmt.Fprintf(&b, "// %s %s behind API Gateway.\n", f.Route.Method, f.Route.Pattern)
-		fmt.Fprintf(&b, "package main\n\nimport %q\n\n", module+"/shared/lambdamain")
-		fmt.Fprintf(&b, "func main() { lambdamain.HTTP(%q) }\n", f.Route.Name)
+		fmt.Fprintf(&b, "// %s %s behind API Gateway. Its route table is that route alone,\n", f.Route.Method, f.Route.Pattern)
+		fmt.Fprintf(&b, "// httpapi.%s, so it links no other route's handler; a 405 on its\n", RouteVar(f.Route.Name))
+		fmt.Fprintf(&b, "// path answers Allow: %s.", f.Allow)
+		if f.Wakes {
+			b.WriteString(" It wakes the push dispatcher (package wake), which\n")
+			b.WriteString("// only the functions that make push jobs due or change queues link.")
+		}
+		b.WriteString("\n")
+		if f.Wakes {
+			fmt.Fprintf(&b, "package main\n\nimport (\n\t%q\n\t%q\n\t%q\n)\n\n", module+"/shared/httpapi", module+"/shared/lambdamain/httpmain", module+"/shared/lambdamain/wake")
+			fmt.Fprintf(&b, "func main() { httpmain.Serve(httpapi.%s, %q, wake.Wrap) }\n", RouteVar(f.Route.Name), f.Allow)
+		} else {
+			fmt.Fprintf(&b, "package main\n\nimport (\n\t%q\n\t%q\n)\n\n", module+"/shared/httpapi", module+"/shared/lambdamain/httpmain")
+			fmt.Fprintf(&b, "func main() { httpmain.Serve(httpapi.%s, %q) }\n", RouteVar(f.Route.Name), f.Allow)
+		}
+	} else if f.Dispatcher {
+		fmt.Fprintf(&b, "// Command dispatcher is the Lambda function %s (template.yaml): it\n", f.LogicalID)
+		b.WriteString("// delivers the jobs of push queues, invoked asynchronously after creates\n")
+		b.WriteString("// into them and every minute by EventBridge Scheduler (shared/lambdamain/dispatchmain).\n")
+		fmt.Fprintf(&b, "package main\n\nimport %q\n\n", module+"/shared/lambdamain/dispatchmain")
+		b.WriteString("func main() { dispatchmain.Run() }\n")
 	} else {
 		kind := fmt.Sprintf("sweep.Kind(%q)", string(f.Kind))
 		if id, ok := in.KindIdents[f.Kind]; ok {
@@ -60,7 +78,15 @@ func makefileInclude(fs []Function) []byte {
 }
 
 // sweepInput is a sweeper's scheduled Input, and its sample event.
-func sweepInput(f Function) string { return fmt.Sprintf(`{"sweep":%q}`, string(f.Kind)) }
+func sweepInput(f Function) string {
+	if f.Dispatcher {
+		return DispatcherInput
+	}
+	return fmt.Sprintf(`{"sweep":%q}`, string(f.Kind))
+}
+
+// DispatcherInput is the push dispatcher's scheduled Input.
+const DispatcherInput = `{"source":"ocyless.schedule"}`
 
 // sampleValue is the value a skeleton event gives a path parameter.
 func sampleValue(param string) string {

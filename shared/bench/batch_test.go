@@ -188,40 +188,57 @@ func (s *takeSide) total() takeFigures {
 // it with workers workers, reading redis-server's INFO around the drain.
 func (s *takeSide) runRound(r *run, n, workers int) {
 	ctx := context.Background()
+	fillQueue(r, s.fill, s.queue, n)
+	f := measureDrain(r, s.name, n, s.counter, s.server, func() (int64, error) {
+		return drain(ctx, s.taker, s.count, workers, s.chained)
+	})
+	s.rounds = append(s.rounds, f)
+}
+
+// fillQueue creates n jobs in queue, in batches.
+func fillQueue(r *run, fill *redisstore.Store, queue string, n int) {
+	ctx := context.Background()
 	for done := 0; done < n; {
 		k := min(n-done, ocypod.MaxBatch)
 		specs := make([]ocypod.JobSpec, k)
 		for i := range specs {
 			specs[i] = lifecycleSpec
 		}
-		if _, err := s.fill.CreateJobs(ctx, s.queue, specs); err != nil {
+		if _, err := fill.CreateJobs(ctx, queue, specs); err != nil {
 			r.tb.Fatal(err)
 		}
 		done += k
 	}
+}
+
+// measureDrain runs drain, which must end n jobs, reading redis-server's
+// INFO, the counter (if any) and the server process's CPU (if any) around
+// it.
+func measureDrain(r *run, name string, n int, counter *bench.Counter, server *localServer, drain func() (int64, error)) takeFigures {
+	ctx := context.Background()
 	info := redisServer(r.tb).Client()
 	before, err := snapServer(ctx, info)
 	if err != nil {
 		r.tb.Fatal(err)
 	}
 	var trips0 bench.Snapshot
-	if s.counter != nil {
-		trips0 = s.counter.Snapshot()
+	if counter != nil {
+		trips0 = counter.Snapshot()
 	}
 	var cpu0 time.Duration
-	if s.server != nil {
-		if cpu0, err = s.server.cpu(); err != nil {
+	if server != nil {
+		if cpu0, err = server.cpu(); err != nil {
 			r.tb.Fatal(err)
 		}
 	}
 	t0 := time.Now()
-	jobs, err := drain(ctx, s.taker, s.count, workers, s.chained)
+	jobs, err := drain()
 	wall := time.Since(t0)
 	if err != nil {
-		r.tb.Fatalf("%s: %v", s.name, err)
+		r.tb.Fatalf("%s: %v", name, err)
 	}
 	if jobs != int64(n) {
-		r.tb.Fatalf("%s: completed %d jobs, want %d", s.name, jobs, n)
+		r.tb.Fatalf("%s: completed %d jobs, want %d", name, jobs, n)
 	}
 	after, err := snapServer(ctx, info)
 	if err != nil {
@@ -239,17 +256,17 @@ func (s *takeSide) runRound(r *run, n, workers int) {
 			f.calls += d
 		}
 	}
-	if s.counter != nil {
-		f.trip = s.counter.Snapshot().Sub(trips0).RoundTrips
+	if counter != nil {
+		f.trip = counter.Snapshot().Sub(trips0).RoundTrips
 	}
-	if s.server != nil {
-		cpu1, err := s.server.cpu()
+	if server != nil {
+		cpu1, err := server.cpu()
 		if err != nil {
 			r.tb.Fatal(err)
 		}
 		f.serverCPU = cpu1 - cpu0
 	}
-	s.rounds = append(s.rounds, f)
+	return f
 }
 
 // batchTake compares count=100 takes with count=1 takes through the store

@@ -70,3 +70,20 @@ func BenchmarkLongPoll(b *testing.B) {
 	b.Run("store", func(b *testing.B) { longPoll(benchRun(b), benchLongPollSizes, false) })
 	b.Run("http", func(b *testing.B) { longPoll(benchRun(b), benchLongPollSizes, true) })
 }
+
+// BenchmarkPush compares a push queue's deliveries to a target that
+// answers at once with pulling workers over HTTP, on one local server. It
+// runs once per run, whatever b.N.
+func BenchmarkPush(b *testing.B) { pushBench(benchRun(b), benchPushSizes) }
+
+// BenchmarkAutoPipeline compares the store's lifecycles (50 workers) with
+// automatic pipelining on and off, and BullMQ's, on one redis-server:
+// redis-server CPU per lifecycle and lifecycles/s. It runs once per run,
+// whatever b.N; not part of docs/benchmarks.md's generated summary.
+func BenchmarkAutoPipeline(b *testing.B) { autoPipeComparison(benchRun(b), benchAutoPipeSizes) }
+
+// BenchmarkScriptMode compares the store's lifecycles (50 workers) with its
+// scripts run as a Redis Functions library (FCALL) and with EVALSHA, on
+// one redis-server: redis-server CPU per lifecycle and lifecycles/s. It
+// runs once per run, whatever b.N.
+func BenchmarkScriptMode(b *testing.B) { scriptMode(benchRun(b), benchScriptModeSizes) }

@@ -3,7 +3,8 @@
 // to BullMQ and bee-queue on the same redis-server, HTTP throughput of the
 // local server next to the store's, the cost of a sweep as the number of
 // stored jobs grows, the size and cold start of every Lambda bootstrap,
-// count=100 takes next to count=1 takes, and how soon a long-poll answers.
+// count=100 takes next to count=1 takes, how soon a long-poll answers, and
+// push delivery next to pulling workers.
 // Every goal is a ratio to a peer or a floor measured in the same run, or
 // an absolute bound on behaviour. `make bench` runs it once and rewrites
 // the figures in docs/benchmarks.md; docs/benchmarks.md explains each line
@@ -34,8 +35,8 @@
 //     per request.
 //   - BenchmarkSweepScaling times the timeout and expiry sweeps of 1,000 due
 //     jobs among 10^3 and among 10^6 stored jobs (half running, half ended).
-//     The jobs are made by the store's public methods on a client that
-//     pipelines the calls of many goroutines (seed_test.go;
+//     The jobs are made by the store's public methods from many goroutines,
+//     which the store's automatic pipelining sends together (seed_test.go;
 //     TestPipelinedSeed checks it leaves what plain calls leave). Goal: cost
 //     per due job at 10^6 <= 2 x at 10^3.
 //   - BenchmarkLambda builds every bootstrap with the Makefile's
@@ -59,6 +60,38 @@
 //     and of one scheduled while, the take waits. The take is known to wait
 //     once redis-server counts one more blocked client (INFO clients).
 //     p50 and p99; no goal.
+//   - BenchmarkPush (push_test.go) runs, on one local server (cmd/ocypod-local
+//     in a child process, its push dispatcher in-process), jobs delivered by
+//     a push queue with concurrency 50 to a target in this process that
+//     answers 200 at once (timed from the PATCH that sets push to the last
+//     job recorded completed), next to the same number of jobs taken
+//     (count=1) and completed over HTTP by 50 keep-alive clients; fresh
+//     queues each round, the two sides back to back, the first alternating.
+//     Goal: push lifecycles/s >= 0.5 x pull's.
+//   - BenchmarkAutoPipeline (autopipe_test.go) runs the peer comparison's
+//     lifecycles (20,000 jobs, 50 workers, 5 rounds whose order rotates)
+//     through the store with automatic pipelining on (the default) and off
+//     (redisstore.Options.AutoPipeline -1), and through BullMQ when node is
+//     installed: redis-server CPU per lifecycle, lifecycles/s, and the
+//     ratios on / off and each / BullMQ, printed on stderr. No goal; not
+//     part of the generated summary.
+//   - BenchmarkScriptMode (scriptmode_test.go) runs the store's lifecycles
+//     (20,000 jobs, 50 workers, 5 rounds, the first side alternating) with
+//     its scripts as a Redis Functions library (FCALL, redisstore.Options
+//     Scripts "functions", what the default "auto" picks on Redis 7+) and
+//     with EVALSHA ("eval"), in two shapes: create, take, complete as three
+//     calls, and create then complete-and-take (PATCH ?take=). It checks
+//     from INFO commandstats that each side ran its own script command.
+//     redis-server CPU per lifecycle, lifecycles/s, the ratios FCALL /
+//     EVALSHA with their range over the rounds. No goal: it decides whether
+//     Functions stay the default.
+//
+// TestCost (cost_test.go; make cost, not make bench) drives job lifecycles
+// of each client mode (3 requests, complete-and-take, batches of 10 and
+// 100) through httpapi's handler and through the warm bootstraps behind
+// each front (HTTP API and ALB events), and prices each deployment choice
+// with the table of cost_prices_test.go: docs/cost.md. It runs only with
+// -cost; TestSmoke runs it with tiny sizes.
 //
 // TestMain prints a summary table of every goal (measured, floor, ratio,
 // met) after the benchmarks and, with -doc=path, rewrites the generated

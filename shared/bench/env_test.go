@@ -93,6 +93,9 @@ func newEnv(tb testing.TB, opts redisstore.Options) *env {
 	return e
 }
 
+// benchRedisTimeout bounds each Redis call of the benchmarks' stores.
+const benchRedisTimeout = 10 * time.Second
+
 // openEnv is newEnv without closing the client when tb ends; srv is the
 // server to use, nil for the shared one.
 func openEnv(tb testing.TB, srv *redistest.Server, opts redisstore.Options) *env {
@@ -100,7 +103,10 @@ func openEnv(tb testing.TB, srv *redistest.Server, opts redisstore.Options) *env
 	if srv == nil {
 		srv = redisServer(tb)
 	}
-	rdb, err := redisstore.NewClient(redisstore.ClientOptions{URL: srv.URL()})
+	// Generous timeouts: a loaded machine (make test runs packages side by
+	// side) can take seconds over a first call's dial and script loads.
+	rdb, err := redisstore.NewClient(redisstore.ClientOptions{URL: srv.URL(),
+		DialTimeout: benchRedisTimeout, ReadTimeout: benchRedisTimeout, WriteTimeout: benchRedisTimeout})
 	if err != nil {
 		tb.Fatal(err)
 	}

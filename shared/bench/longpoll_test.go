@@ -30,8 +30,8 @@ type longPollSizes struct {
 	late  time.Duration // no late sample starts after this much time on them (the first always does)
 	wait  time.Duration // every take's wait
 	// A scheduled job's delay is uniform in [delay, delay+spread), so that
-	// samples do not lock to the phase of redis-server's timer (serverCron,
-	// which ends timed-out BLPOPs), as back-to-back samples otherwise do.
+	// samples do not lock to the phase of a timer, as back-to-back samples
+	// otherwise may.
 	delay, spread time.Duration
 }
 
@@ -143,21 +143,6 @@ func (p httpPoller) complete(ctx context.Context, id uint64) error {
 	return err
 }
 
-// blockedClients is redis-server's count of clients blocked in a command
-// such as BLPOP (INFO clients).
-func blockedClients(ctx context.Context, rdb redis.UniversalClient) (int, error) {
-	text, err := rdb.Info(ctx, "clients").Result()
-	if err != nil {
-		return 0, err
-	}
-	v := infoFields(text)["blocked_clients"]
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, fmt.Errorf("INFO blocked_clients = %q: %w", v, err)
-	}
-	return n, nil
-}
-
 // taken is a waiting take's outcome and when the taker had it.
 type taken struct {
 	id  uint64
@@ -175,12 +160,12 @@ func startTake(p poller, wait time.Duration) <-chan taken {
 	return ch
 }
 
-// awaitBlocked waits until redis-server holds one more blocked client than
-// before (the take's BLPOP) or the take answers; it reports whether the
-// take blocked first. The queue's "<queue> w" field, which the take sets
-// when it finds nothing, comes earlier: the take then still has to send
-// its BLPOP.
-func awaitBlocked(tb testing.TB, rdb redis.UniversalClient, before int, ch <-chan taken) (taken, bool) {
+// awaitWaiting waits until the take marks its queue as waited on (the
+// "<queue> w" field of the queues hash, key, changes from before) or
+// answers; it reports whether it waits first. A wake-up that comes between
+// the mark and the take's pause in the store's hub is not lost, so the
+// mark is the take's readiness.
+func awaitWaiting(tb testing.TB, rdb redis.UniversalClient, key, field, before string, ch <-chan taken) (taken, bool) {
 	tb.Helper()
 	ctx := context.Background()
 	deadline := time.Now().Add(10 * time.Second)
@@ -191,15 +176,15 @@ func awaitBlocked(tb testing.TB, rdb redis.UniversalClient, before int, ch <-cha
 			return t, false
 		default:
 		}
-		n, err := blockedClients(ctx, rdb)
-		if err != nil {
+		v, err := rdb.HGet(ctx, key, field).Result()
+		if err != nil && err != redis.Nil {
 			tb.Fatal(err)
 		}
-		if n > before {
+		if v != before {
 			return taken{}, true
 		}
 		if time.Now().After(deadline) {
-			tb.Fatal("the waiting take never blocked in Redis (INFO blocked_clients)")
+			tb.Fatal("the take never marked its queue as waited on")
 		}
 		time.Sleep(pause)
 		pause = min(2*pause, time.Millisecond)
@@ -219,17 +204,19 @@ const (
 type latencies struct {
 	samples        [scenarios][]time.Duration
 	wakeFromAnswer []time.Duration
-	discarded      int // due samples whose take answered before it blocked
+	discarded      int // due samples whose take answered before it waited
 }
 
-// sample runs one sample of scenario sc on p and returns the take's
-// latency (and, for a wake, the latency from the create's answer).
-func sample(r *run, p poller, sc int, sz longPollSizes, rnd *rand.Rand) (lat, fromAnswer time.Duration, blocked bool) {
+// sample runs one sample of scenario sc on p (queue q of namespace
+// prefix) and returns the take's latency (and, for a wake, the latency
+// from the create's answer).
+func sample(r *run, p poller, prefix, q string, sc int, sz longPollSizes, rnd *rand.Rand) (lat, fromAnswer time.Duration, blocked bool) {
 	ctx := context.Background()
 	delay := sz.delay + time.Duration(rnd.Int64N(int64(sz.spread)+1))
 	rdb := redisServer(r.tb).Client()
-	before, err := blockedClients(ctx, rdb)
-	if err != nil {
+	key, field := prefix+"q", q+" w"
+	before, err := rdb.HGet(ctx, key, field).Result()
+	if err != nil && err != redis.Nil {
 		r.tb.Fatal(err)
 	}
 	var id uint64
@@ -239,9 +226,9 @@ func sample(r *run, p poller, sc int, sz longPollSizes, rnd *rand.Rand) (lat, fr
 		}
 	}
 	ch := startTake(p, sz.wait)
-	got, blocked := awaitBlocked(r.tb, rdb, before, ch)
+	got, blocked := awaitWaiting(r.tb, rdb, key, field, before, ch)
 	if !blocked && sc != scDue {
-		r.tb.Fatalf("the take on an empty queue answered %+v before it blocked", got)
+		r.tb.Fatalf("the take on an empty queue answered %+v before it waited", got)
 	}
 	var t0, t1 time.Time
 	if sc != scDue {
@@ -304,14 +291,14 @@ func longPoll(r *run, sz longPollSizes, overHTTP bool) {
 		p := mk(q)
 		n := [scenarios]int{sz.wakes, sz.dues, sz.lates}[sc]
 		if sc == scWake { // warm up: connections, scripts
-			sample(r, p, sc, sz, rnd)
+			sample(r, p, e.prefix, q, sc, sz, rnd)
 		}
 		start := time.Now()
 		for len(lat.samples[sc]) < n && (len(lat.samples[sc]) == 0 || sc != scLate || time.Since(start) < sz.late) {
-			l, fromAnswer, blocked := sample(r, p, sc, sz, rnd)
+			l, fromAnswer, blocked := sample(r, p, e.prefix, q, sc, sz, rnd)
 			if !blocked {
 				if lat.discarded++; lat.discarded > n {
-					r.tb.Fatalf("%d samples of a job due in %v or more: the take answered before it blocked", lat.discarded, sz.delay)
+					r.tb.Fatalf("%d samples of a job due in %v or more: the take answered before it waited", lat.discarded, sz.delay)
 				}
 				continue
 			}
@@ -394,7 +381,7 @@ func reportLongPoll(sz longPollSizes, level string, lat *latencies) {
 		})
 	}
 	hdr := []string{"through", "scenario", "from", "samples", "p50", "p90", "p99", "max"}
-	title := fmt.Sprintf("Long-poll: time to the waiting take's answer (wait=%v; scheduled jobs: delay uniform in %v-%v; samples one at a time, readiness from INFO blocked_clients; scheduled while waiting: at most %d samples or %v)",
+	title := fmt.Sprintf("Long-poll: time to the waiting take's answer (wait=%v; scheduled jobs: delay uniform in %v-%v; samples one at a time, readiness from the queue's waited-on mark; scheduled while waiting: at most %d samples or %v)",
 		sz.wait, sz.delay, sz.delay+sz.spread, sz.lates, sz.late)
 	row := func(sc int, from string, s []time.Duration) {
 		rep.row("longPoll", title, hdr, level+"/"+strconv.Itoa(sc)+"/"+from, level, scenarioText[sc].item, from,

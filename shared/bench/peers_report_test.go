@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
+	"github.com/ocyless/ocyless/shared/redisstore"
 )
 
 // Summary positions of the peer lines.
@@ -38,7 +39,9 @@ func peerComparison(r *run, sz peerSizes) {
 	ctx := context.Background()
 	srv := startExtraServer(r.tb)
 	ours := &peerFigures{name: "ocyless store (redisstore)", jobs: sz.jobs, memJobs: sz.memJobs}
-	sides := []peerSide{{ours, func(memOnly bool) ([]phaseResult, error) { return ourLifecycles(ctx, srv, sz, memOnly) }}}
+	sides := []peerSide{{ours, func(memOnly bool) ([]phaseResult, error) {
+		return ourLifecycles(ctx, srv, sz, memOnly, redisstore.Options{})
+	}}}
 	dir, versions, err := peerInstall(ctx)
 	notMeasured := ""
 	switch {

@@ -181,13 +181,13 @@ func measurePhase(ctx context.Context, info redis.UniversalClient, fn func() err
 // (jobs CreateJob calls, workers at a time) and "process" (workers
 // goroutines each taking a job with NextJob and completing it with
 // UpdateJob until the queue is empty).
-func ourLifecycles(ctx context.Context, srv *redistest.Server, sz peerSizes, memOnly bool) ([]phaseResult, error) {
-	rdb, err := redisstore.NewClient(redisstore.ClientOptions{URL: srv.URL()})
+func ourLifecycles(ctx context.Context, srv *redistest.Server, sz peerSizes, memOnly bool, opts redisstore.Options) ([]phaseResult, error) {
+	rdb, err := redisstore.NewClient(redisstore.ClientOptions{URL: srv.URL(), DialTimeout: benchRedisTimeout, ReadTimeout: benchRedisTimeout, WriteTimeout: benchRedisTimeout})
 	if err != nil {
 		return nil, err
 	}
 	defer rdb.Close()
-	store, err := redisstore.New(rdb, redisstore.Options{})
+	store, err := redisstore.New(rdb, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -153,7 +153,7 @@ func perCall(s bench.Snapshot, n int) string {
 // routeStep is one request of the per-route walk.
 type routeStep struct {
 	route        string // httpapi route name
-	method, path string // {q} is the queue, {id} the job
+	method, path string // {q} is the queue, {id} the job (in the body too)
 	body         string
 	want         int
 }
@@ -162,7 +162,7 @@ type routeStep struct {
 // each succeeds.
 var routeSteps = []routeStep{
 	{"put-queue", "PUT", "/queue/{q}", `{"timeout":"10m","expires_after":"1h","retries":1}`, 201},
-	{"patch-queue", "PATCH", "/queue/{q}", `{"priority":1}`, 204},
+	{"patch-queue", "PATCH", "/queue/{q}", `{"paused":false}`, 204},
 	{"get-queue", "GET", "/queue/{q}", "", 200},
 	{"list-queues", "GET", "/queue", "", 200},
 	{"create-job", "POST", "/queue/{q}/job", `{"input":{"n":1},"tags":["{q}-tag"]}`, 201},
@@ -170,7 +170,7 @@ var routeSteps = []routeStep{
 	{"queue-size", "GET", "/queue/{q}/size", "", 200},
 	{"queue-job-ids", "GET", "/queue/{q}/job_ids", "", 200},
 	{"list-queue-jobs", "GET", "/queue/{q}/jobs", "", 200},
-	{"list-jobs", "GET", "/jobs?queue={q}", "", 200},
+	{"list-jobs", "GET", "/jobs?status=queued", "", 200},
 	{"tag-jobs", "GET", "/tag/{q}-tag", "", 200},
 	{"put-schedule", "PUT", "/queue/{q}/schedules/s", `{"every":"1h","job":{}}`, 201},
 	{"get-schedule", "GET", "/queue/{q}/schedules/s", "", 200},
@@ -178,6 +178,7 @@ var routeSteps = []routeStep{
 	{"delete-schedule", "DELETE", "/queue/{q}/schedules/s", "", 204},
 	{"next-job", "GET", "/queue/{q}/job?worker={q}-w", "", 200},
 	{"heartbeat", "PUT", "/job/{id}/heartbeat", "", 204},
+	{"heartbeat-jobs", "POST", "/jobs/heartbeat", `[{"id":{id},"attempt":1}]`, 200},
 	{"set-job-output", "PUT", "/job/{id}/output", `{"progress":1}`, 204},
 	{"get-job-output", "GET", "/job/{id}/output", "", 200},
 	{"job-status", "GET", "/job/{id}/status", "", 200},
@@ -186,6 +187,7 @@ var routeSteps = []routeStep{
 	{"worker", "GET", "/workers/{q}-w", "", 200},
 	{"retry-job", "POST", "/job/{id}/retry", "", 200},
 	{"take-jobs", "GET", "/job?queues={q}&count=3", "", 200},
+	{"update-jobs", "PATCH", "/jobs", `[{"id":{id},"tracked":true}]`, 200},
 	{"update-job", "PATCH", "/job/{id}", `{"status":"completed"}`, 204},
 	{"queue-stats", "GET", "/queue/{q}/stats", "", 200},
 	{"failures", "GET", "/failures", "", 200},
@@ -207,7 +209,7 @@ func walkRoutes(r *run, h http.Handler, c *bench.Counter, q string) []bench.Snap
 	id := ""
 	for i, st := range routeSteps {
 		path := strings.ReplaceAll(strings.ReplaceAll(st.path, "{q}", q), "{id}", id)
-		body := strings.ReplaceAll(st.body, "{q}", q)
+		body := strings.ReplaceAll(strings.ReplaceAll(st.body, "{q}", q), "{id}", id)
 		var rd io.Reader
 		if body != "" {
 			rd = strings.NewReader(body)

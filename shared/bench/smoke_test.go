@@ -26,6 +26,8 @@ func TestSmoke(t *testing.T) {
 	t.Run("round trips store", func(t *testing.T) { roundTripsStore(smokeRun(t, 3)) })
 	t.Run("round trips http", func(t *testing.T) { roundTripsHTTP(smokeRun(t, 1)) })
 	t.Run("peers", func(t *testing.T) { peerComparison(smokeRun(t, 1), smokePeerSizes) })
+	t.Run("auto pipeline", func(t *testing.T) { autoPipeComparison(smokeRun(t, 1), smokeAutoPipeSizes) })
+	t.Run("script mode", func(t *testing.T) { scriptMode(smokeRun(t, 1), smokeScriptModeSizes) })
 	t.Run("store throughput", func(t *testing.T) { storeThroughput(smokeRun(t, 8), 4) })
 	t.Run("http throughput", func(t *testing.T) { httpThroughput(smokeRun(t, 8), 4) })
 	t.Run("sweep scaling", func(t *testing.T) {
@@ -39,6 +41,8 @@ func TestSmoke(t *testing.T) {
 		longPoll(smokeRun(t, 1), smokeLongPollSizes, false)
 		longPoll(smokeRun(t, 1), smokeLongPollSizes, true)
 	})
+	t.Run("push", func(t *testing.T) { pushBench(smokeRun(t, 1), smokePushSizes) })
+	t.Run("cost", costSmoke)
 	t.Run("lambda", func(t *testing.T) {
 		if _, err := exec.LookPath("make"); err != nil {
 			t.Skip("make is not installed")
@@ -94,15 +98,15 @@ func TestCounter(t *testing.T) {
 }
 
 // TestPipelinedSeed checks that the sweep benchmark's seed, the store's
-// calls on a pipelining client, leaves exactly what the same calls leave on
-// the product's client (every key, type and value of two namespaces, same
-// clock), and that it does pipeline.
+// calls from many goroutines with automatic pipelining, leaves exactly what
+// the same calls leave one at a time without it (every key, type and value
+// of two namespaces, same clock), and that it does pipeline.
 func TestPipelinedSeed(t *testing.T) {
 	ctx := t.Context()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 678901000, time.UTC)
 	clk := redistest.NewClock(time.Time{})
 	clk.Set(now)
-	piped, calls := newEnv(t, redisstore.Options{Now: clk.Now}), newEnv(t, redisstore.Options{Now: clk.Now})
+	piped, calls := newEnv(t, redisstore.Options{Now: clk.Now}), newEnv(t, redisstore.Options{Now: clk.Now, AutoPipeline: -1})
 	for _, e := range []*env{piped, calls} {
 		for _, q := range []string{"run", "done"} {
 			if _, err := e.store.PutQueue(ctx, q, ocypod.QueueSettings{Timeout: ocypod.Seconds(60), ExpiresAfter: ocypod.Seconds(90), Retries: 2}); err != nil {

@@ -27,6 +27,7 @@ type Config struct {
 	Server Server
 	Redis  Redis
 	Sweep  Sweep
+	Push   Push
 	// Queues are created (or their settings reset) at start, like Ocypod's
 	// [queue.<name>] sections. Durations are whole seconds, as stored.
 	Queues map[string]ocypod.QueueSettings
@@ -46,10 +47,25 @@ type Server struct {
 	LogLevel             slog.Level    // default info
 	WorkerExpiry         time.Duration // workers are listed this long after they last took a job; default 1h
 	StatsHistory         int           // days of per-queue statistics kept; default 30
+	// MaxLongPolls is the most takes that wait (?wait=) at once in one
+	// process; past it a take answers at once. Default 1000.
+	MaxLongPolls int
+	// StrictInput refuses unknown body keys and query parameters in pure
+	// Ocypod requests too (requests using the extensions always refuse
+	// them). Default false: Ocypod's silence.
+	StrictInput bool
 	// AllowedHosts are the Host header values (and Origin hosts) the local
 	// server answers, canonical (see HostPort); an entry without a port
 	// matches any port. Empty: LoopbackHosts when listening on a loopback
 	// address, no Host check otherwise.
+	AllowedHosts []string
+}
+
+// Push configures push delivery and callbacks (the contract's §10–§11).
+type Push struct {
+	// AllowedHosts are the hosts push and callback targets may name
+	// ("host" or "host:port", canonical as server.allowed_hosts). Empty:
+	// loopback only in the local server, none on AWS.
 	AllowedHosts []string
 }
 
@@ -103,6 +119,9 @@ const (
 	DefaultSweepBatch           = 100
 	DefaultWorkerExpiry         = time.Hour
 	DefaultStatsHistory         = 30
+	DefaultMaxLongPolls         = 1000
+	// MaxLongPollsLimit bounds server.max_long_polls.
+	MaxLongPollsLimit = 1_000_000
 	// MaxPartitions bounds redis.partitions (and a queue's shards).
 	MaxPartitions            = 1024
 	DefaultEmbeddedMaxMemory = 512 << 20
@@ -131,6 +150,7 @@ func Default() Config {
 			LogLevel:             slog.LevelInfo,
 			WorkerExpiry:         DefaultWorkerExpiry,
 			StatsHistory:         DefaultStatsHistory,
+			MaxLongPolls:         DefaultMaxLongPolls,
 		},
 		Redis: Redis{Timeout: DefaultRedisTimeout, EmbeddedMaxMemory: DefaultEmbeddedMaxMemory, Partitions: 1, Scripts: "auto"},
 		Sweep: Sweep{Budget: DefaultSweepBudget, Batch: DefaultSweepBatch},
@@ -273,6 +293,9 @@ func (c Config) Validate() error {
 	}
 	if s.StatsHistory < 1 || s.StatsHistory > 3650 {
 		return fmt.Errorf("server.stats_history (OCYPOD_STATS_HISTORY) must be 1 to 3650 days, got %d", s.StatsHistory)
+	}
+	if s.MaxLongPolls < 1 || s.MaxLongPolls > MaxLongPollsLimit {
+		return fmt.Errorf("server.max_long_polls (OCYPOD_MAX_LONG_POLLS) must be 1 to %d, got %d", MaxLongPollsLimit, s.MaxLongPolls)
 	}
 	for i, h := range s.AllowedHosts {
 		if p, err := ParseHostPort(h); err != nil || p.String() != h {

@@ -24,7 +24,7 @@ func TestDefault(t *testing.T) {
 			Host: "127.0.0.1", Port: 8023, MaxBodySize: 256 << 10,
 			TimeoutCheckInterval: 30 * time.Second, RetryCheckInterval: 60 * time.Second,
 			ExpiryCheckInterval: 5 * time.Minute, ShutdownTimeout: 30 * time.Second, LogLevel: slog.LevelInfo,
-			WorkerExpiry: time.Hour, StatsHistory: 30,
+			WorkerExpiry: time.Hour, StatsHistory: 30, MaxLongPolls: 1000,
 		},
 		Redis: Redis{Timeout: 2 * time.Second, EmbeddedMaxMemory: 512 << 20, Partitions: 1, Scripts: "auto"},
 		Sweep: Sweep{Budget: 50 * time.Second, Batch: 100},
@@ -59,6 +59,8 @@ log_level = "DEBUG"
 allowed_hosts = ["Queue.Example", "queue.example:8023", "10.0.0.7", "[0:0::1]:9000", "::2"]
 worker_expiry = "30m"
 stats_history = 14
+max_long_polls = 50
+strict_input = true
 unknown_key = "ignored"
 
 [redis]
@@ -107,7 +109,7 @@ func TestParseEveryField(t *testing.T) {
 			ExpiryCheckInterval: 90 * time.Minute, ShutdownTimeout: 10 * time.Second,
 			NextJobDelay: 250 * time.Millisecond, LogLevel: slog.LevelDebug,
 			AllowedHosts: []string{"queue.example", "queue.example:8023", "10.0.0.7", "[::1]:9000", "[::2]"},
-			WorkerExpiry: 30 * time.Minute, StatsHistory: 14,
+			WorkerExpiry: 30 * time.Minute, StatsHistory: 14, MaxLongPolls: 50, StrictInput: true,
 		},
 		Redis: Redis{
 			URL: "rediss://cache.example.com:6379", KeyNamespace: "ns-1.x", ClusterMode: true, PoolSize: 7,
@@ -177,6 +179,7 @@ func TestParseFields(t *testing.T) {
 		"allowed_hosts empty list":           {`server.allowed_hosts = []`, func(c Config) bool { return c.Server.AllowedHosts == nil }},
 		"allowed_hosts port zeros":           {`server.allowed_hosts = ["h:08023"]`, func(c Config) bool { return c.Server.AllowedHosts[0] == "h:8023" }},
 		"allowed_hosts underscore":           {`server.allowed_hosts = ["my_host.local"]`, func(c Config) bool { return c.Server.AllowedHosts[0] == "my_host.local" }},
+		"push allowed_hosts":                 {"[push]\nallowed_hosts = [\"Hooks.Example\", \"10.0.0.8:8443\"]", func(c Config) bool { return len(c.Push.AllowedHosts) == 2 && c.Push.AllowedHosts[0] == "hooks.example" }},
 		"embedded_max_memory 1MiB":           {`redis.embedded_max_memory = "1MiB"`, func(c Config) bool { return c.Redis.EmbeddedMaxMemory == 1<<20 }},
 		"embedded_max_memory decimal":        {`redis.embedded_max_memory = "2 GB"`, func(c Config) bool { return c.Redis.EmbeddedMaxMemory == 2e9 }},
 		"empty namespace and long namespace": {`redis.key_namespace = "` + strings.Repeat("a", 64) + `"`, func(c Config) bool { return len(c.Redis.KeyNamespace) == 64 }},
@@ -255,6 +258,7 @@ func TestParseErrors(t *testing.T) {
 		"allowed_hosts path":       {`server.allowed_hosts = ["a/b"]`, `server.allowed_hosts: entry 1 "a/b": a host name with an optional port only`},
 		"allowed_hosts wildcard":   {`server.allowed_hosts = ["*.example"]`, `server.allowed_hosts: entry 1 "*.example"`},
 		"allowed_hosts empty":      {`server.allowed_hosts = ["a", ""]`, `server.allowed_hosts: entry 2 "": empty host`},
+		"push allowed_hosts url":   {"[push]\nallowed_hosts = [\"https://a\"]", `push.allowed_hosts: entry 1 "https://a": a host name, not a URL`},
 		"allowed_hosts port":       {`server.allowed_hosts = ["a:0"]`, "server.allowed_hosts: entry 1 \"a:0\": the port must be a number in 1..65535"},
 		"allowed_hosts big port":   {`server.allowed_hosts = ["a:65536"]`, "the port must be a number in 1..65535"},
 		"allowed_hosts empty port": {`server.allowed_hosts = ["a:"]`, "empty port after ':'"},

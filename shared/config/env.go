@@ -81,6 +81,12 @@ var envVars = []EnvVar{
 	{"OCYPOD_STATS_HISTORY", "30",
 		"days of per-queue statistics kept (server.stats_history)",
 		intVar(1, 3650, func(c *Config) *int { return &c.Server.StatsHistory })},
+	{"OCYPOD_STRICT_INPUT", "false",
+		"refuse unknown body keys and query parameters in pure Ocypod requests too (server.strict_input)",
+		boolVar(func(c *Config) *bool { return &c.Server.StrictInput })},
+	{"OCYPOD_MAX_LONG_POLLS", "1000",
+		"most takes waiting (?wait=) at once in one process; past it a take answers at once (server.max_long_polls)",
+		intVar(1, MaxLongPollsLimit, func(c *Config) *int { return &c.Server.MaxLongPolls })},
 	{"OCYPOD_NEXT_JOB_DELAY", "0s",
 		"wait before answering 204 on an empty queue (server.next_job_delay)",
 		durationVar(parseDuration, func(c *Config) *time.Duration { return &c.Server.NextJobDelay })},
@@ -107,6 +113,13 @@ var envVars = []EnvVar{
 		func(c *Config, v string) error {
 			hosts, err := parseAllowedHostsList(v)
 			c.Server.AllowedHosts = hosts
+			return err
+		}},
+	{"OCYPOD_PUSH_ALLOWED_HOSTS", "",
+		"hosts push and callback targets may name, comma-separated, each a name or IP with an optional port; empty: loopback only in the local server, none on AWS (push.allowed_hosts)",
+		func(c *Config, v string) error {
+			hosts, err := parseAllowedHostsList(v)
+			c.Push.AllowedHosts = hosts
 			return err
 		}},
 	{"OCYPOD_EMBEDDED_MAX_MEMORY", "512MiB",

@@ -37,6 +37,9 @@ var allEnv = map[string]string{
 	"OCYPOD_REDIS_SCRIPTS":          "eval",
 	"OCYPOD_WORKER_EXPIRY":          "10m",
 	"OCYPOD_STATS_HISTORY":          "7",
+	"OCYPOD_MAX_LONG_POLLS":         "64",
+	"OCYPOD_STRICT_INPUT":           "true",
+	"OCYPOD_PUSH_ALLOWED_HOSTS":     "hooks.example, 10.0.0.8:8443",
 }
 
 func TestFromEnvEveryVariable(t *testing.T) {
@@ -51,7 +54,7 @@ func TestFromEnvEveryVariable(t *testing.T) {
 			RetryCheckInterval: 6 * time.Second, ExpiryCheckInterval: 7 * time.Second, ShutdownTimeout: 8 * time.Second,
 			NextJobDelay: 100 * time.Millisecond, LogLevel: slog.LevelWarn,
 			AllowedHosts: []string{"queue.example", "10.0.0.7:9001", "[::1]"},
-			WorkerExpiry: 10 * time.Minute, StatsHistory: 7,
+			WorkerExpiry: 10 * time.Minute, StatsHistory: 7, MaxLongPolls: 64, StrictInput: true,
 		},
 		Redis: Redis{
 			URL: "rediss://cache.example.com:6379", KeyNamespace: "prod", ClusterMode: true, PoolSize: 4,
@@ -59,6 +62,7 @@ func TestFromEnvEveryVariable(t *testing.T) {
 			EmbeddedMaxMemory: 2 << 30, Partitions: 12, Scripts: "eval",
 		},
 		Sweep: Sweep{Budget: 20 * time.Second, Batch: 250},
+		Push:  Push{AllowedHosts: []string{"hooks.example", "10.0.0.8:8443"}},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("FromEnv =\n%v\nwant\n%v", c, want)

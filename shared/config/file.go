@@ -43,6 +43,13 @@ func decodeTOML(text string, c *Config) error {
 			return err
 		}
 	}
+	if t, ok, err := section(doc, "push"); err != nil {
+		return err
+	} else if ok {
+		if err := decodePush(t, &c.Push); err != nil {
+			return err
+		}
+	}
 	if t, ok, err := section(doc, "queue"); err != nil {
 		return err
 	} else if ok {
@@ -221,22 +228,16 @@ func decodeServer(t table, s *Server) error {
 		return err
 	}
 	s.StatsHistory = int(days)
-	if v, ok := t.m["allowed_hosts"]; ok {
-		list, ok := v.([]any)
-		if !ok {
-			return t.errorf("allowed_hosts", "expected a list of host names such as [\"localhost\", \"queue.example:8023\"], got %s", tomlType(v))
-		}
-		entries := make([]string, len(list))
-		for i, item := range list {
-			if entries[i], ok = item.(string); !ok {
-				return t.errorf("allowed_hosts", "entry %d: expected a string, got %s", i+1, tomlType(item))
-			}
-		}
-		hosts, err := parseAllowedHosts(entries)
-		if err != nil {
-			return t.errorf("allowed_hosts", "%v", err)
-		}
-		s.AllowedHosts = hosts
+	if err := t.boolean("strict_input", &s.StrictInput); err != nil {
+		return err
+	}
+	polls := int64(s.MaxLongPolls)
+	if err := t.integer("max_long_polls", 1, MaxLongPollsLimit, &polls); err != nil {
+		return err
+	}
+	s.MaxLongPolls = int(polls)
+	if err := t.hosts("allowed_hosts", &s.AllowedHosts); err != nil {
+		return err
 	}
 	if v, ok := t.m["log_level"]; ok {
 		str, ok := v.(string)
@@ -291,6 +292,32 @@ func decodeRedis(t table, r *Redis) error {
 	}
 	return t.duration("timeout", parseDuration, &r.Timeout)
 }
+
+// hosts reads a list of host[:port] entries (allowed_hosts).
+func (t table) hosts(key string, dst *[]string) error {
+	v, ok := t.m[key]
+	if !ok {
+		return nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return t.errorf(key, "expected a list of host names such as [\"localhost\", \"queue.example:8023\"], got %s", tomlType(v))
+	}
+	entries := make([]string, len(list))
+	for i, item := range list {
+		if entries[i], ok = item.(string); !ok {
+			return t.errorf(key, "entry %d: expected a string, got %s", i+1, tomlType(item))
+		}
+	}
+	hosts, err := parseAllowedHosts(entries)
+	if err != nil {
+		return t.errorf(key, "%v", err)
+	}
+	*dst = hosts
+	return nil
+}
+
+func decodePush(t table, p *Push) error { return t.hosts("allowed_hosts", &p.AllowedHosts) }
 
 func decodeSweep(t table, s *Sweep) error {
 	if err := t.duration("budget", parseDuration, &s.Budget); err != nil {

@@ -116,10 +116,10 @@ func (r Redis) LogValue() slog.Value {
 // String describes c with the Redis URL redacted.
 func (c Config) String() string {
 	s := c.Server
-	return fmt.Sprintf("server={host=%q port=%d max_body_size=%d timeout_check_interval=%s retry_check_interval=%s expiry_check_interval=%s shutdown_timeout=%s next_job_delay=%s log_level=%s allowed_hosts=%q worker_expiry=%s stats_history=%d} redis=%s sweep={budget=%s batch=%d} queues=%q",
+	return fmt.Sprintf("server={host=%q port=%d max_body_size=%d timeout_check_interval=%s retry_check_interval=%s expiry_check_interval=%s shutdown_timeout=%s next_job_delay=%s log_level=%s allowed_hosts=%q worker_expiry=%s stats_history=%d max_long_polls=%d strict_input=%t} redis=%s sweep={budget=%s batch=%d} push={allowed_hosts=%q} queues=%q",
 		s.Host, s.Port, s.MaxBodySize, s.TimeoutCheckInterval, s.RetryCheckInterval, s.ExpiryCheckInterval,
-		s.ShutdownTimeout, s.NextJobDelay, LevelName(s.LogLevel), s.AllowedHosts, s.WorkerExpiry, s.StatsHistory,
-		c.Redis, c.Sweep.Budget, c.Sweep.Batch, c.QueueNames())
+		s.ShutdownTimeout, s.NextJobDelay, LevelName(s.LogLevel), s.AllowedHosts, s.WorkerExpiry, s.StatsHistory, s.MaxLongPolls, s.StrictInput,
+		c.Redis, c.Sweep.Budget, c.Sweep.Batch, c.Push.AllowedHosts, c.QueueNames())
 }
 
 // GoString keeps %#v from printing the raw URL.
@@ -142,6 +142,7 @@ func (c Config) LogValue() slog.Value {
 		),
 		slog.Any("redis", c.Redis),
 		slog.Group("sweep", slog.Duration("budget", c.Sweep.Budget), slog.Int("batch", c.Sweep.Batch)),
+		slog.Group("push", slog.Any("allowed_hosts", c.Push.AllowedHosts)),
 		slog.Any("queues", c.QueueNames()),
 	)
 }

@@ -85,6 +85,10 @@ func TestDashboard(t *testing.T) {
 		p := p.on(t)
 		p.navigate(s.url + "/ui")
 		p.wait(ready + ` && document.querySelector('#queues')`)
+		// These steps read the page between the changes they make: they
+		// turn the page's own refresh off (TestDashboardRefresh tests it).
+		p.click(`#auto`)
+		p.wait(`document.body.dataset.refresh === 'off'`)
 		zero := map[string]int{"queued": 0, "scheduled": 0, "waiting": 0, "running": 0, "completed": 0, "failed": 0, "timed_out": 0, "cancelled": 0}
 		counts := func(m map[string]int) map[string]int {
 			out := maps.Clone(zero)
@@ -103,7 +107,7 @@ func TestDashboard(t *testing.T) {
 		if got := p.text(`#workers tr[data-worker="w1"]`); !strings.HasPrefix(got, "w1\t") || !strings.HasSuffix(got, "\t1\t0") {
 			t.Errorf("worker row = %q, want w1 with 1 running, 0 timed out", got)
 		}
-		if got := p.text(`#failures tr[data-group="smtp"]`); got != "smtp\t1" {
+		if got := p.text(`#failures tr[data-group="smtp"]`); got != "▸ smtp\t1\tRetry group" {
 			t.Errorf("failure row = %q, want smtp 1", got)
 		}
 		if got := p.text(`#statistics [data-stat="total_jobs_created"]`); !strings.HasSuffix(got, "7") {

@@ -249,6 +249,9 @@ type pageOptions struct {
 	// so the page's own escaping is all that stands between data and
 	// script.
 	bypassCSP bool
+	// script runs in every document before its own scripts, after the
+	// harness (a test's clock, say).
+	script string
 }
 
 // harness runs in every document before its own scripts (DevTools
@@ -272,7 +275,7 @@ func (b *browser) newPage(t *testing.T, o pageOptions) *page {
 	for _, m := range []string{"Page.enable", "Runtime.enable", "Log.enable"} {
 		p.must(m, nil, nil)
 	}
-	p.must("Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": harness}, nil)
+	p.must("Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": harness + o.script}, nil)
 	p.must("Emulation.setDeviceMetricsOverride", map[string]any{"width": 1280, "height": 1000, "deviceScaleFactor": 1, "mobile": false}, nil)
 	if o.bypassCSP {
 		p.must("Page.setBypassCSP", map[string]any{"enabled": true}, nil)

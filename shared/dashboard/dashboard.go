@@ -1,8 +1,10 @@
 // Package dashboard is the operators' page, GET /ui: one HTML document with
 // its style and script inline, embedded in the binary, that lists queues
-// with their job counts, pages through a queue's jobs, shows one job with
-// its history, and cancels, retries and deletes jobs and pauses and resumes
-// queues. It talks only to the JSON API of the same origin, with URLs
+// with their job counts, throughput charts and oldest queued job, running
+// jobs, workers and failure groups, pages through a queue's jobs, shows its
+// statistics and schedules, shows one job with its history, and cancels,
+// retries and deletes jobs, retries failure groups and pauses and resumes
+// queues, refreshing itself while visible. It talks only to the JSON API of the same origin, with URLs
 // relative to its own, so it works wherever the API is mounted.
 //
 // The page is a static document: it builds its DOM from API data with
@@ -39,9 +41,18 @@ type document struct {
 	csp, etag string
 }
 
-// doc is built on first use, not at init: every function of the API links
-// this package, and only the dashboard's serves it.
-var doc = sync.OnceValue(build)
+// doc returns the page, built on first use. Nothing at init refers to it
+// or to the embedded files, so a binary that never serves the page (every
+// Lambda function but the dashboard's) leaves both out.
+func doc() document {
+	docOnce.Do(func() { docValue = build() })
+	return docValue
+}
+
+var (
+	docOnce  sync.Once
+	docValue document
+)
 
 // build inlines page.css and page.js into page.html and derives the policy
 // from their hashes. A broken embed panics: every build would serve the

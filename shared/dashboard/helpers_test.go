@@ -5,7 +5,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/ocyless/ocyless/shared/httpapi"
 	"github.com/ocyless/ocyless/shared/redisstore"
@@ -19,22 +21,51 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 type server struct {
 	t   *testing.T
 	url string // http://host:port, no trailing slash
+
+	mu    sync.Mutex
+	paths []string // the escaped paths of the requests served (httptest only)
 }
 
 // newServer serves every route of the table, the dashboard's included, on
 // httptest, over a store of its own namespace.
 func newServer(t *testing.T) *server {
 	t.Helper()
-	store, err := redisstore.New(redistest.Shared(t).Client(), redisstore.Options{Namespace: redistest.Namespace(t)})
+	return newServerClock(t, nil)
+}
+
+// newServerClock is newServer with the store and the API on clock (nil:
+// the real one).
+func newServerClock(t *testing.T, clock *redistest.Clock) *server {
+	t.Helper()
+	var now func() time.Time
+	if clock != nil {
+		now = clock.Now
+	}
+	store, err := redisstore.New(redistest.Shared(t).Client(), redisstore.Options{Namespace: redistest.Namespace(t), Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := store.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(httpapi.New(store, httpapi.Options{}).Handler())
+	s := &server{t: t}
+	api := httpapi.New(store, httpapi.Options{Now: now}).Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.paths = append(s.paths, r.Method+" "+r.URL.EscapedPath())
+		s.mu.Unlock()
+		api.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
-	return &server{t: t, url: srv.URL}
+	s.url = srv.URL
+	return s
+}
+
+// requests returns the requests served so far, as "METHOD /escaped/path".
+func (s *server) requests() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.paths...)
 }
 
 // do sends a request as a client that is not a browser would, and

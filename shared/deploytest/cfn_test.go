@@ -129,6 +129,15 @@ func resolveLanguageExtensions(tmpl map[string]any, params map[string]string) (m
 			if v, known := values[ref]; ok && known && len(m) == 1 {
 				return v, nil
 			}
+			// A CommaDelimitedList parameter joined: its value is the
+			// list with commas.
+			if j, ok := m["Fn::Join"].([]any); ok && len(m) == 1 && len(j) == 2 {
+				delim, _ := j[0].(string)
+				lref, _ := asMap(j[1])["Ref"].(string)
+				if v, known := values[lref]; known && len(asMap(j[1])) == 1 {
+					return strings.Join(strings.Split(v, ","), delim), nil
+				}
+			}
 			return "", fmt.Errorf("cannot resolve %v", x)
 		}
 		return fmt.Sprint(x), nil
@@ -205,6 +214,9 @@ func resolveLanguageExtensions(tmpl map[string]any, params map[string]string) (m
 					branch = ifArgs[1]
 				}
 				return resolve(branch)
+			}
+			if fargs, ok := x["Fn::FindInMap"].([]any); ok && len(x) == 1 {
+				return findInMap(tmpl, fargs, scalar)
 			}
 			if ref, ok := x["Ref"]; ok && len(x) == 1 && ref == "AWS::NoValue" {
 				return nil, false, nil
@@ -310,4 +322,30 @@ func anyStrings(x any) []string {
 		return out
 	}
 	return nil
+}
+
+// findInMap is Fn::FindInMap as AWS::LanguageExtensions resolves it: keys
+// may be parameter references, and a fourth argument {DefaultValue: v}
+// answers for a key the mapping lacks.
+func findInMap(tmpl map[string]any, args []any, scalar func(any) (string, error)) (any, bool, error) {
+	if len(args) != 3 && len(args) != 4 {
+		return nil, false, fmt.Errorf("Fn::FindInMap needs 3 or 4 arguments: %v", args)
+	}
+	var keys [3]string
+	for i := range keys {
+		k, err := scalar(args[i])
+		if err != nil {
+			return nil, false, err
+		}
+		keys[i] = k
+	}
+	if v, ok := asMap(asMap(asMap(tmpl["Mappings"])[keys[0]])[keys[1]])[keys[2]]; ok {
+		return v, true, nil
+	}
+	if len(args) == 4 {
+		if v, ok := asMap(args[3])["DefaultValue"]; ok {
+			return v, true, nil
+		}
+	}
+	return nil, false, fmt.Errorf("Fn::FindInMap %v: no such entry and no DefaultValue", keys)
 }

@@ -31,6 +31,15 @@ func evalString(x any, values map[string]string) (any, error) {
 					return nil, fmt.Errorf("Fn::Join needs 2 arguments: %v", arg)
 				}
 				list, _ := args[1].([]any)
+				if ref, ok := args[1].(map[string]any); ok {
+					// A CommaDelimitedList parameter: its value is the
+					// list with commas.
+					v, err := evalString(ref, values)
+					if err != nil {
+						return nil, err
+					}
+					return strings.Join(strings.Split(fmt.Sprint(v), ","), fmt.Sprint(args[0])), nil
+				}
 				var parts []string
 				for _, item := range list {
 					v, err := evalString(item, values)

@@ -37,18 +37,18 @@ func TestTemplateParameterDefaults(t *testing.T) {
 	}
 }
 
-// TestReadmeParameters: the README's parameter table lists every template
+// TestReadmeParameters: docs/operations.md's parameter table lists every template
 // parameter, and nothing else.
 func TestReadmeParameters(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile(filepath.Join(deploytest.RepoRoot(t), "README.md"))
+	data, err := os.ReadFile(filepath.Join(deploytest.RepoRoot(t), "docs", "operations.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	section := string(data)
 	start := strings.Index(section, "\n## Deploying on AWS with SAM")
 	if start < 0 {
-		t.Fatal("README has no section \"Deploying on AWS with SAM\"")
+		t.Fatal("docs/operations.md has no section \"Deploying on AWS with SAM\"")
 	}
 	section = section[start+1:]
 	if end := strings.Index(section, "\n## "); end >= 0 {
@@ -74,12 +74,12 @@ func TestReadmeParameters(t *testing.T) {
 	params := asMap(loadTemplate(t)["Parameters"])
 	for name := range params {
 		if !documented[name] {
-			t.Errorf("README parameter table lacks %s", name)
+			t.Errorf("docs/operations.md parameter table lacks %s", name)
 		}
 	}
 	for name := range documented {
 		if _, ok := params[name]; !ok {
-			t.Errorf("README parameter table lists %s, which template.yaml does not declare", name)
+			t.Errorf("docs/operations.md parameter table lists %s, which template.yaml does not declare", name)
 		}
 	}
 }

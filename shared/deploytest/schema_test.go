@@ -90,7 +90,13 @@ var templateVariants = map[string]map[string]string{
 	"IAM redis": {"RedisIamUser": "ocyless-lambda", "RedisCacheName": "ocyless", "RedisServerless": "true", "RedisClusterMode": "true"},
 	"alarms, plaintext, no reservation": {"AlarmTopicArn": "arn:aws:sns:eu-west-1:123456789012:ocyless-alarms",
 		"AllowPlaintextRedis": "true", "ReserveSweeperConcurrency": "false", "KeyNamespace": ""},
+	"push: lambda targets, hosts, no reservation": {"PushLambdaTargets": pushTargets, "PushAllowedHosts": "api.example.com,hooks.example.org:8443",
+		"PushDispatcherConcurrency": "0", "PushDispatcherTimeout": "900", "AlarmTopicArn": "arn:aws:sns:eu-west-1:123456789012:ocyless-alarms"},
+	"push: one lambda target": {"PushLambdaTargets": "arn:aws:lambda:eu-west-1:123456789012:function:worker"},
 }
+
+// pushTargets is a PushLambdaTargets value of two functions.
+const pushTargets = "arn:aws:lambda:eu-west-1:123456789012:function:worker,arn:aws:lambda:eu-west-1:123456789012:function:other"
 
 // TestTemplateSchema validates template.yaml against the SAM JSON schema,
 // as SAM receives it after AWS::LanguageExtensions, for each variant.

@@ -94,7 +94,20 @@ func TestTemplateAgreesWithRouteTable(t *testing.T) {
 		if f.NeedsRedis {
 			check("VpcConfig", props["VpcConfig"], map[string]any{
 				"SubnetIds": map[string]any{"Ref": "SubnetIds"}, "SecurityGroupIds": []any{map[string]any{"Ref": "SecurityGroupId"}}})
-			check("Policies (before the transform)", rawPolicy(id), redisPolicy)
+			switch {
+			case f.Wakes:
+				check("Policies (before the transform)", rawPolicy(id), append(slices.Clone(redisPolicy), invokeDispatcher))
+				check("OCYPOD_PUSH_DISPATCHER", dig(props, "Environment", "Variables", "OCYPOD_PUSH_DISPATCHER"),
+					map[string]any{"Ref": deploygen.DispatcherID})
+			case f.Dispatcher:
+				pol, _ := rawPolicy(id).([]any)
+				if len(pol) != 2 || !reflect.DeepEqual(pol[0], redisPolicy[0]) {
+					t.Errorf("%s: Policies = %#v, want the cache's and the lambda targets'", id, pol)
+				}
+			default:
+				check("Policies (before the transform)", rawPolicy(id), redisPolicy)
+				check("OCYPOD_PUSH_DISPATCHER", dig(props, "Environment", "Variables", "OCYPOD_PUSH_DISPATCHER"), nil)
+			}
 			check("OCYPOD_REDIS_URL", dig(props, "Environment", "Variables", "OCYPOD_REDIS_URL"),
 				dig(tmpl, "Globals", "Function", "Environment", "Variables", "OCYPOD_REDIS_URL"))
 		} else {
@@ -129,6 +142,14 @@ func TestTemplateAgreesWithRouteTable(t *testing.T) {
 		check("event OmitName", evp["OmitName"], true)
 		check("event FlexibleTimeWindow", evp["FlexibleTimeWindow"], map[string]any{"Mode": "OFF"})
 		check("event RetryPolicy.MaximumRetryAttempts", dig(evp, "RetryPolicy", "MaximumRetryAttempts"), 0)
+		check("EventInvokeConfig.MaximumRetryAttempts", dig(props, "EventInvokeConfig", "MaximumRetryAttempts"), 0)
+		if f.Dispatcher {
+			check("event ScheduleExpression", evp["ScheduleExpression"], "rate(1 minute)")
+			check("ReservedConcurrentExecutions", props["ReservedConcurrentExecutions"], map[string]any{"Ref": "PushDispatcherConcurrency"})
+			check("Timeout", props["Timeout"], map[string]any{"Ref": "PushDispatcherTimeout"})
+			checkInput(t, root, f, evp)
+			continue
+		}
 		check("event ScheduleExpression", evp["ScheduleExpression"], map[string]any{"Ref": "SweepRate"})
 		check("ReservedConcurrentExecutions", props["ReservedConcurrentExecutions"], 1)
 		check("EventInvokeConfig.MaximumRetryAttempts", dig(props, "EventInvokeConfig", "MaximumRetryAttempts"), 0)
@@ -141,17 +162,7 @@ func TestTemplateAgreesWithRouteTable(t *testing.T) {
 		if timeout < 30 || timeout > 900 {
 			t.Errorf("%s: Timeout %d, want a long-running sweeper (30..900 s)", id, timeout)
 		}
-		// The scheduled Input is the sample event, in meaning.
-		sample, err := os.ReadFile(filepath.Join(root, f.Event))
-		if err != nil {
-			t.Error(err)
-			continue
-		}
-		input, _ := evp["Input"].(string)
-		var a, b any
-		if json.Unmarshal([]byte(input), &a) != nil || json.Unmarshal(sample, &b) != nil || !reflect.DeepEqual(a, b) {
-			t.Errorf("%s: Input %q differs from %s %q", id, input, f.Event, sample)
-		}
+		checkInput(t, root, f, evp)
 	}
 	// Without the reservation the sweepers get none (0 would stop them).
 	open, err := resolveLanguageExtensions(raw, map[string]string{"ReserveSweeperConcurrency": "false"})
@@ -159,7 +170,7 @@ func TestTemplateAgreesWithRouteTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	for id, res := range functionResources(open) {
-		if _, ok := asMap(res["Properties"])["ReservedConcurrentExecutions"]; ok {
+		if _, ok := asMap(res["Properties"])["ReservedConcurrentExecutions"]; ok && id != deploygen.DispatcherID {
 			t.Errorf("ReserveSweeperConcurrency=false: %s still reserves concurrency", id)
 		}
 	}
@@ -179,6 +190,25 @@ func TestTemplateAgreesWithRouteTable(t *testing.T) {
 	}
 }
 
+// invokeDispatcher is the policy of a function that wakes the dispatcher.
+var invokeDispatcher = map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{
+	"Effect": "Allow", "Action": "lambda:InvokeFunction", "Resource": map[string]any{"Fn::GetAtt": []any{deploygen.DispatcherID, "Arn"}}}}}
+
+// checkInput: a scheduled function's Input is its sample event, in meaning.
+func checkInput(t *testing.T, root string, f deploygen.Function, evp map[string]any) {
+	t.Helper()
+	sample, err := os.ReadFile(filepath.Join(root, f.Event))
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	input, _ := evp["Input"].(string)
+	var a, b any
+	if json.Unmarshal([]byte(input), &a) != nil || json.Unmarshal(sample, &b) != nil || !reflect.DeepEqual(a, b) {
+		t.Errorf("%s: Input %q differs from %s %q", f.LogicalID, input, f.Event, sample)
+	}
+}
+
 // TestTemplateSecureByDefault: IAM auth on the API unless ApiAuth=NONE, a
 // hidden Redis URL, and no IAM statement with a wildcard action.
 func TestTemplateSecureByDefault(t *testing.T) {
@@ -190,8 +220,12 @@ func TestTemplateSecureByDefault(t *testing.T) {
 	if dig(tmpl, "Parameters", "RedisUrl", "NoEcho") != true {
 		t.Error("RedisUrl is not NoEcho: a password in it would show in the console and in describe-stacks")
 	}
-	wantAuth := map[string]any{"EnableIamAuthorizer": true, "DefaultAuthorizer": "AWS_IAM"}
-	for params, want := range map[string]any{"AWS_IAM": wantAuth, "NONE": nil} {
+	// SAM sets no default authorizer for an empty DefaultAuthorizer: the
+	// routes are open; the IAM authorizer is then defined but unused.
+	for params, want := range map[string]any{
+		"AWS_IAM": map[string]any{"EnableIamAuthorizer": true, "DefaultAuthorizer": "AWS_IAM"},
+		"NONE":    map[string]any{"EnableIamAuthorizer": true, "DefaultAuthorizer": ""},
+	} {
 		resolved, err := resolveLanguageExtensions(tmpl, map[string]string{"ApiAuth": params})
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
+	"github.com/ocyless/ocyless/shared/push"
 	"github.com/ocyless/ocyless/shared/wire"
 )
 
@@ -20,8 +21,15 @@ var queueSettingsFields = []string{"timeout", "heartbeat_timeout", "expires_afte
 // decodeQueueSettings reads PUT /queue/{name}'s body. Missing fields take
 // the built-in defaults (not the queue's current values, as upstream); an
 // explicit null is refused, as upstream's non-optional fields did.
-func decodeQueueSettings(d *wire.Doc) (ocypod.QueueSettings, error) {
+func decodeQueueSettings(d *wire.Doc, rules *inputRules) (ocypod.QueueSettings, error) {
 	s := ocypod.DefaultQueueSettings()
+	if rules.strict {
+		// Every queue setting: PUT takes the extension's too
+		// (decodeQueueReplacement).
+		if err := refuseUnknown(&d.Root, queuePatchFields, ""); err != nil {
+			return s, err
+		}
+	}
 	err := d.Members(&d.Root, queueSettingsFields, func(key string, v *wire.Value) (err error) {
 		switch key {
 		case "timeout":
@@ -40,6 +48,43 @@ func decodeQueueSettings(d *wire.Doc) (ocypod.QueueSettings, error) {
 	return s, err
 }
 
+// decodeQueueReplacement reads the whole of a PUT /queue/{name} body as a
+// patch that replaces every setting: s (the Ocypod five, defaults applied),
+// then each extension setting the body names, the others at their
+// defaults (shards excepted: it stays unless named). ext holds only the
+// extension settings named, nil when there are none.
+func decodeQueueReplacement(d *wire.Doc, name string, s ocypod.QueueSettings, pol *push.Policy) (full ocypod.QueuePatch, ext *ocypod.QueuePatch, err error) {
+	var p ocypod.QueuePatch
+	if hasAny(&d.Root, queuePatchFields[len(queueSettingsFields):]) {
+		if p, err = decodeQueuePatch(d, name, pol); err != nil {
+			return full, nil, err
+		}
+	}
+	given := p
+	given.Timeout, given.HeartbeatTimeout, given.ExpiresAfter, given.Retries = nil, nil, nil, nil
+	given.RetryDelays, given.RetryDelaysSet = nil, false
+	if hasAny(&d.Root, queuePatchFields[len(queueSettingsFields):]) {
+		ext = &given
+	}
+	full = given
+	full.Timeout, full.HeartbeatTimeout, full.ExpiresAfter = &s.Timeout, &s.HeartbeatTimeout, &s.ExpiresAfter
+	full.Retries, full.RetryDelays, full.RetryDelaysSet = &s.Retries, s.RetryDelays, true
+	if full.Paused == nil {
+		full.Paused = new(bool)
+	}
+	if full.Concurrency == nil {
+		full.Concurrency = new(uint64)
+	}
+	full.ClearRateLimit = full.ClearRateLimit || full.RateLimit == nil
+	full.ClearRetryBackoff = full.ClearRetryBackoff || full.RetryBackoff == nil
+	full.ClearTimeoutRetries = full.ClearTimeoutRetries || full.TimeoutRetries == nil
+	if full.DeadLetterQueue == nil {
+		full.DeadLetterQueue = new(string)
+	}
+	full.PushSet, full.CallbackSet = true, true
+	return full, ext, nil
+}
+
 // jobSpecFields are the keys of a create body: Ocypod's seven, then the
 // extension's.
 var jobSpecFields = []string{
@@ -51,10 +96,23 @@ var jobSpecFields = []string{
 // decodeJobSpec reads a create body (POST /queue/{name}/job, an element of
 // a batch, a schedule's job, a PATCH's next), input canonicalised. null
 // stands for an absent field. The spec is validated: tags (JobSpec.Validate)
-// and the fields that go together.
-func decodeJobSpec(d *wire.Doc, obj *wire.Value) (ocypod.JobSpec, error) {
+// and the fields that go together. rules is the request's when obj is its
+// whole body (POST /queue/{name}/job); nil inside an extension (a batch,
+// a schedule, a next), where unknown keys other than extra are refused.
+func decodeJobSpec(d *wire.Doc, obj *wire.Value, rules *inputRules, extra ...string) (ocypod.JobSpec, error) {
 	var s ocypod.JobSpec
 	var onConflict, updateRunAt bool
+	strict := rules == nil
+	if !strict && hasAny(obj, jobSpecFields[7:]) {
+		if err := rules.usesExtension(); err != nil {
+			return s, err
+		}
+	}
+	if strict || rules.strict {
+		if err := refuseUnknown(obj, append(extra, jobSpecFields...), ""); err != nil {
+			return s, err
+		}
+	}
 	err := d.Members(obj, jobSpecFields, func(key string, v *wire.Value) (err error) {
 		if v.Kind == wire.Null {
 			return nil
@@ -146,7 +204,7 @@ func decodeJobSpecs(d *wire.Doc) ([]ocypod.JobSpec, error) {
 	specs := make([]ocypod.JobSpec, len(d.Root.Elems))
 	for i := range d.Root.Elems {
 		var err error
-		if specs[i], err = decodeJobSpec(d, &d.Root.Elems[i]); err != nil {
+		if specs[i], err = decodeJobSpec(d, &d.Root.Elems[i], nil); err != nil {
 			return nil, within("jobs["+strconv.Itoa(i)+"]", err)
 		}
 	}

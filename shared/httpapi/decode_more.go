@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
+	"github.com/ocyless/ocyless/shared/push"
 	"github.com/ocyless/ocyless/shared/wire"
 )
 
@@ -22,8 +23,18 @@ const statusVariants = "`queued`, `running`, `completed`, `failed`, `cancelled`,
 // decodeJobUpdate reads PATCH /job/{id}'s body, output canonicalised. null
 // stands for an absent field, so PATCH cannot set the output to null. The
 // extension fields are checked against the status they need.
-func decodeJobUpdate(d *wire.Doc) (ocypod.JobUpdate, error) {
+func decodeJobUpdate(d *wire.Doc, rules *inputRules) (ocypod.JobUpdate, error) {
 	var u ocypod.JobUpdate
+	if hasAny(&d.Root, jobUpdateFields[2:]) {
+		if err := rules.usesExtension(); err != nil {
+			return u, err
+		}
+	}
+	if rules.strict {
+		if err := refuseUnknown(&d.Root, jobUpdateFields, ""); err != nil {
+			return u, err
+		}
+	}
 	err := d.Members(&d.Root, jobUpdateFields, func(key string, v *wire.Value) (err error) {
 		if v.Kind == wire.Null {
 			return nil
@@ -130,6 +141,9 @@ func jobErrorValue(d *wire.Doc, v *wire.Value) (*ocypod.JobError, error) {
 		return nil, invalid("error", `must be an object {"group": string, "message": string}`)
 	}
 	e := &ocypod.JobError{}
+	if err := refuseUnknown(v, jobErrorFields, "error."); err != nil {
+		return nil, err
+	}
 	err := d.Members(v, jobErrorFields, func(key string, m *wire.Value) (err error) {
 		switch key {
 		case "group":
@@ -150,7 +164,7 @@ func nextValue(d *wire.Doc, v *wire.Value) (*ocypod.NextJobSpec, error) {
 	if v.Kind != wire.Object {
 		return nil, invalid("next", "must be a job body with a \"queue\"")
 	}
-	spec, err := decodeJobSpec(d, v)
+	spec, err := decodeJobSpec(d, v, nil, "queue")
 	if err != nil {
 		return nil, within("next", err)
 	}
@@ -172,13 +186,17 @@ func nextValue(d *wire.Doc, v *wire.Value) (*ocypod.NextJobSpec, error) {
 var queuePatchFields = []string{
 	"timeout", "heartbeat_timeout", "expires_after", "retries", "retry_delays",
 	"paused", "concurrency", "rate_limit", "retry_backoff", "timeout_retries", "dead_letter_queue", "shards",
+	"push", "callback",
 }
 
 // decodeQueuePatch reads PATCH /queue/{name}'s body: the settings it names
 // change, the others stay. Ocypod's settings read as in PUT (null refused);
 // null clears an optional extension setting.
-func decodeQueuePatch(d *wire.Doc, queue string) (ocypod.QueuePatch, error) {
+func decodeQueuePatch(d *wire.Doc, queue string, pol *push.Policy) (ocypod.QueuePatch, error) {
 	var p ocypod.QueuePatch
+	if err := refuseUnknown(&d.Root, queuePatchFields, ""); err != nil {
+		return p, err
+	}
 	err := d.Members(&d.Root, queuePatchFields, func(key string, v *wire.Value) (err error) {
 		null := v.Kind == wire.Null
 		switch key {
@@ -222,6 +240,12 @@ func decodeQueuePatch(d *wire.Doc, queue string) (ocypod.QueuePatch, error) {
 			n, err = intValue(v, key, 1, ocypod.MaxShards)
 			k := uint64(n)
 			p.Shards = &k
+		case "push":
+			p.PushSet = true
+			p.Push, err = pushValue(v, pol)
+		case "callback":
+			p.CallbackSet = true
+			p.Callback, err = callbackValue(v, pol)
 		}
 		return err
 	})
@@ -243,6 +267,9 @@ func rateLimitValue(d *wire.Doc, v *wire.Value) (*ocypod.RateLimit, error) {
 		return nil, invalid("rate_limit", shape)
 	}
 	rl := &ocypod.RateLimit{}
+	if err := refuseUnknown(v, rateLimitFields, "rate_limit."); err != nil {
+		return nil, err
+	}
 	err := d.Members(v, rateLimitFields, func(key string, m *wire.Value) error {
 		if m.Kind != wire.Number {
 			return invalid("rate_limit", shape)
@@ -282,6 +309,9 @@ func (a *API) decodeRunAt(d *wire.Doc) (*time.Time, error) {
 	}
 	var at *time.Time
 	var n int
+	if err := refuseUnknown(&d.Root, runAtFields, ""); err != nil {
+		return nil, err
+	}
 	err := d.Members(&d.Root, runAtFields, func(key string, v *wire.Value) error {
 		if v.Kind == wire.Null {
 			return nil
@@ -311,6 +341,9 @@ var scheduleFields = []string{"cron", "every", "job"}
 func decodeSchedule(d *wire.Doc, queue, id string) (ocypod.Schedule, error) {
 	s := ocypod.Schedule{ID: id, Queue: queue}
 	var job *wire.Value
+	if err := refuseUnknown(&d.Root, scheduleFields, ""); err != nil {
+		return ocypod.Schedule{}, err
+	}
 	err := d.Members(&d.Root, scheduleFields, func(key string, v *wire.Value) (err error) {
 		if v.Kind == wire.Null {
 			return nil
@@ -340,7 +373,7 @@ func decodeSchedule(d *wire.Doc, queue, id string) (ocypod.Schedule, error) {
 	if job.Kind != wire.Object {
 		return ocypod.Schedule{}, invalid("job", "must be a job body (an object)")
 	}
-	spec, err := decodeJobSpec(d, job)
+	spec, err := decodeJobSpec(d, job, nil)
 	if err != nil {
 		return ocypod.Schedule{}, within("job", err)
 	}
@@ -358,6 +391,9 @@ func decodeRetryQueue(d *wire.Doc) (string, error) {
 		return "", nil
 	}
 	queue := ""
+	if err := refuseUnknown(&d.Root, []string{"queue"}, ""); err != nil {
+		return "", err
+	}
 	err := d.Members(&d.Root, []string{"queue"}, func(_ string, v *wire.Value) (err error) {
 		if v.Kind != wire.Null {
 			queue, err = queueNameValue(v, "queue")

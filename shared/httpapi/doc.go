@@ -7,8 +7,9 @@
 // The wire format itself (router, JSON reader and writer, framework error
 // texts) is package wire.
 //
-// Handler serves every route (the local server); RouteHandler serves one
-// route (one Lambda function each). Each endpoint is an API method taking
+// Handler serves every route (the local server); SingleHandler serves one
+// route variable alone (one Lambda function each, linking that handler
+// only), RouteHandler one route by name. Each endpoint is an API method taking
 // the usual (w, r) that writes its success response and returns any failure
 // as an error, unwritten; the router answers a returned error with
 // writeError, the one place errors become responses. Handlers read path

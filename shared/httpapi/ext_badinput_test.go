@@ -39,6 +39,11 @@ func extBadInputs() []badInput {
 	schedule := func(name, body, text string) badInput {
 		return badInput{name: "schedule: " + name, method: "PUT", path: "/queue/q/schedules/s", body: body, status: 400, text: text}
 	}
+	batch := func(name, body, text string) badInput {
+		return badInput{name: "batch: " + name, method: "PATCH", path: "/jobs", body: body, status: 400, text: text}
+	}
+	const batchShape = "Invalid jobs: expected an array of 1 to 1000 items"
+	batchItem := func(i int) string { return "Invalid jobs[" + itoa(i) + `]: expected an object with an integer "id"` }
 	tags65 := `["` + strings.Repeat(`t","`, 64) + `t"]`
 	ids101 := "["
 	for i := 1; i <= 101; i++ {
@@ -49,6 +54,50 @@ func extBadInputs() []badInput {
 		queues101 = strings.Replace(queues101, "q,", "q"+itoa(i)+"x,", 1)
 	}
 	return []badInput{
+		// Unknown input, refused wherever the request uses the extensions.
+		create("a misspelt extension field", `{"priority":5,"delya":"1m"}`, "Unknown field: delya"),
+		create("an unknown key next to an extension field", `{"input":1,"tracked":true,"x":null}`, "Unknown field: x"),
+		create("an unknown backoff key", `{"retry_backoff":{"min":"1s","mx":"1m"}}`, "Unknown field: retry_backoff.mx"),
+		{name: "create: an extension parameter misspelt", method: "POST", path: "/queue/q/job?x=1", body: `{"priority":1}`,
+			status: 400, text: "Unknown parameter: x"},
+		{name: "batch: a misspelt field", method: "POST", path: "/queue/q/jobs", body: `[{"input":1},{"input":2,"priorty":1}]`,
+			status: 400, text: "Invalid jobs[1]: Unknown field: priorty"},
+		patch("an unknown error key", `{"status":"failed","error":{"grp":"io"}}`, "Unknown field: error.grp"),
+		patch("an unknown key of next", `{"status":"completed","next":{"queue":"q","inptu":1}}`, "Invalid next: Unknown field: inptu"),
+		patch("a misspelt key next to an extension field", `{"status":"failed","retyr":false,"retry":false}`, "Unknown field: retyr"),
+		{name: "patch: an unknown parameter with attempt", method: "PATCH", path: "/job/{job}?attempt=1&tkae=q",
+			body: `{"status":"completed"}`, status: 400, text: "Unknown parameter: tkae"},
+		patchQueue("a misspelt setting", `{"pasued":true}`, "Unknown field: pasued"),
+		patchQueue("an unknown rate_limit key", `{"rate_limit":{"per_second":1,"brust":2}}`, "Unknown field: rate_limit.brust"),
+		schedule("an unknown key", `{"every":"1m","job":{},"cronn":"x"}`, "Unknown field: cronn"),
+		schedule("an unknown job key", `{"every":"1m","job":{"input":1,"x":1}}`, "Invalid job: Unknown field: x"),
+		get("a misspelt listing parameter", "/jobs?limt=5", "Unknown parameter: limt"),
+		get("an unknown take parameter", "/queue/q/job?wait=1s&wiat=2s", "Unknown parameter: wiat"),
+		get("an unknown parameter of a multi-queue take", "/job?queues=q&x", "Unknown parameter: x"),
+		{name: "retry: an unknown key", method: "POST", path: "/job/{job}/retry", body: `{"dealy":"1m"}`, status: 400, text: "Unknown field: dealy"},
+		// Malformed batches of updates and heartbeats: nothing is applied.
+		batch("not an array", `{"id":1,"status":"completed"}`, batchShape),
+		batch("no items", `[]`, batchShape),
+		batch("too many items", "["+strings.Repeat(`{"id":1,"status":"completed"},`, 1000)+`{"id":1}]`, "Invalid jobs: at most 1000 items per batch"),
+		batch("an item not an object", `[{"id":1,"status":"completed"},2]`, batchItem(1)),
+		batch("an item without id", `[{"id":1,"status":"completed"},{"status":"completed"}]`, batchItem(1)),
+		batch("a string id", `[{"id":"1","status":"completed"}]`, batchItem(0)),
+		batch("a float id", `[{"id":1.0,"status":"completed"}]`, batchItem(0)),
+		batch("a negative id", `[{"id":-1,"status":"completed"}]`, batchItem(0)),
+		batch("two ids", `[{"id":1,"id":2,"status":"completed"}]`, batchItem(0)),
+		{name: "batch: an unknown parameter", method: "PATCH", path: "/jobs?take=q&cuont=1", body: `[{"id":1,"status":"completed"}]`,
+			status: 400, text: "Unknown parameter: cuont"},
+		{name: "batch: count without take", method: "PATCH", path: "/jobs?count=2", body: `[{"id":1,"status":"completed"}]`,
+			status: 400, text: "Invalid count: only with take"},
+		{name: "batch: a bad take queue", method: "PATCH", path: "/jobs?take=a%2Fb", body: `[{"id":1,"status":"completed"}]`,
+			status: 400, text: invalidName},
+		{name: "batch: a bad take count", method: "PATCH", path: "/jobs?take=q&count=0", body: `[{"id":1,"status":"completed"}]`,
+			status: 400, text: count},
+		{name: "batch heartbeat: not an array", method: "POST", path: "/jobs/heartbeat", body: `{"id":1}`, status: 400, text: batchShape},
+		{name: "batch heartbeat: an item without id", method: "POST", path: "/jobs/heartbeat", body: `[{"id":1},{"attempt":1}]`,
+			status: 400, text: batchItem(1)},
+		{name: "batch heartbeat: a parameter", method: "POST", path: "/jobs/heartbeat?attempt=1", body: `[{"id":1}]`,
+			status: 400, text: "Unknown parameter: attempt"},
 		// Create fields.
 		create("priority string", `{"priority":"high"}`, prio),
 		create("priority float", `{"priority":1.5}`, prio),
@@ -61,7 +110,7 @@ func extBadInputs() []badInput {
 		create("run_at number", `{"run_at":1709287200}`, "Invalid run_at: "+rfc3339),
 		create("run_at no offset", `{"run_at":"2024-03-01T10:00:00"}`, "Invalid run_at: "+rfc3339),
 		create("delay number", `{"delay":30}`, "Invalid delay: "+durStr),
-		create("delay negative", `{"delay":"-1s"}`, "Invalid delay: expected number at 0"),
+		create("delay negative", `{"delay":"-1s"}`, "Invalid delay: must not be negative"),
 		create("run_at and delay", `{"run_at":"2030-01-01T00:00:00Z","delay":"1s"}`, "Invalid run_at: give run_at or delay, not both"),
 		create("empty key", `{"key":""}`, keyWhy),
 		create("long key", `{"key":"`+strings.Repeat("é", 257)+`"}`, keyWhy),
@@ -138,6 +187,16 @@ func extBadInputs() []badInput {
 			text: "Invalid run_at: give run_at or delay, not both"},
 		{name: "retry delay number", method: "POST", path: "/job/{job}/retry", body: `{"delay":5}`, status: 400, text: "Invalid delay: " + durStr},
 		{name: "retry body not JSON", method: "POST", path: "/job/{job}/retry", contentType: "text/plain", body: `{}`, status: 400, text: "Content type error"},
+		// Waits for a job's end (GET) and run and wait (POST): refused
+		// before anything is created.
+		{name: "job wait 21s", method: "GET", path: "/job/{job}?wait=21s", status: 400, text: "Invalid wait: must be at most 20s"},
+		{name: "job wait word", method: "GET", path: "/job/{job}?wait=abc", status: 400, text: "Invalid wait: expected number at 0"},
+		{name: "job wait unknown parameter", method: "GET", path: "/job/{job}?wait=1s&pretty", status: 400, text: "Unknown parameter: pretty"},
+		{name: "create wait 21s", method: "POST", path: "/queue/q/job?wait=21s", body: `{}`, status: 400, text: "Invalid wait: must be at most 20s"},
+		{name: "create wait word", method: "POST", path: "/queue/q/job?wait=abc", body: `{}`, status: 400, text: "Invalid wait: expected number at 0"},
+		{name: "create wait twice", method: "POST", path: "/queue/q/job?wait=1s&wait=1s", body: `{}`, status: 400, text: "Query deserialize error: duplicate field `wait`"},
+		{name: "create fields without wait", method: "POST", path: "/queue/q/job?fields=id", body: `{}`, status: 400, text: "Invalid fields: only with wait"},
+		{name: "create wait unknown field", method: "POST", path: "/queue/q/job?wait=1s&fields=nope", body: `{}`, status: 400, text: "Unrecognised field: nope"},
 		// Takes.
 		get("wait 21s", "/queue/q/job?wait=21s", "Invalid wait: must be at most 20s"),
 		get("wait 20001ms", "/queue/q/job?wait=20001ms", "Invalid wait: must be at most 20s"),

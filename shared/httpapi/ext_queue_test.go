@@ -7,9 +7,10 @@ import (
 	"time"
 )
 
-// TestPatchQueue: PATCH merges settings (204, 404 for a missing queue);
+// TestPatchQueue: PATCH merges settings (204, 404 for a missing queue or
+// dead letter queue);
 // GET shows the extension settings only when they differ from their
-// defaults; PUT keeps them and resets Ocypod's.
+// defaults; PUT replaces them all.
 func TestPatchQueue(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t, Options{})
@@ -18,6 +19,11 @@ func TestPatchQueue(t *testing.T) {
 	env.seedQueue(t, "q", `{}`)
 	wantEmpty(t, do(env.h, http.MethodPatch, "/queue/q", `{}`), http.StatusNoContent)
 	wantJSON(t, do(env.h, http.MethodGet, "/queue/q", ""), http.StatusOK, ocypodDefaults)
+	// A dead letter queue must exist; the refused PATCH changes nothing.
+	wantText(t, do(env.h, http.MethodPatch, "/queue/q", `{"retries":2,"dead_letter_queue":"dlq"}`),
+		http.StatusNotFound, "Queue 'dlq' does not exist")
+	wantJSON(t, do(env.h, http.MethodGet, "/queue/q", ""), http.StatusOK, ocypodDefaults)
+	env.seedQueue(t, "dlq", `{}`)
 
 	wantEmpty(t, do(env.h, http.MethodPatch, "/queue/q", `{"retries":2,"paused":true,"concurrency":3,`+
 		`"rate_limit":{"per_second":2.5,"burst":4},"retry_backoff":{"min":"10s","max":"1h"},"timeout_retries":1,"dead_letter_queue":"dlq"}`),
@@ -37,11 +43,32 @@ func TestPatchQueue(t *testing.T) {
 		`{"timeout":"5m","heartbeat_timeout":"0s","expires_after":"5m","retries":2,"retry_delays":["5s"]}`)
 	wantJSON(t, do(env.h, http.MethodGet, "/queue/q/job", ""), http.StatusOK, `{"id":1,"input":null}`)
 
-	// PUT resets Ocypod's settings and keeps the extension's.
-	wantEmpty(t, do(env.h, http.MethodPatch, "/queue/q", `{"concurrency":7}`), http.StatusNoContent)
+	// PUT replaces every setting: those it does not name return to their
+	// defaults, the extension's included.
+	wantEmpty(t, do(env.h, http.MethodPatch, "/queue/q", `{"concurrency":7,"paused":true}`), http.StatusNoContent)
 	wantEmpty(t, do(env.h, http.MethodPut, "/queue/q", `{"timeout":"1m"}`), http.StatusNoContent)
 	wantJSON(t, do(env.h, http.MethodGet, "/queue/q", ""), http.StatusOK,
-		`{"timeout":"1m","heartbeat_timeout":"0s","expires_after":"5m","retries":0,"retry_delays":[],"concurrency":7}`)
+		`{"timeout":"1m","heartbeat_timeout":"0s","expires_after":"5m","retries":0,"retry_delays":[]}`)
+	// PUT takes every setting, on a new queue as on an existing one.
+	for _, name := range []string{"q", "fresh"} {
+		w := do(env.h, http.MethodPut, "/queue/"+name, `{"timeout":"2m","paused":true,"concurrency":3,`+
+			`"rate_limit":{"per_second":1,"burst":2},"dead_letter_queue":"dlq"}`)
+		if w.Code != http.StatusNoContent && w.Code != http.StatusCreated {
+			t.Fatalf("PUT /queue/%s with extension settings = %d %q", name, w.Code, w.Body)
+		}
+		wantJSON(t, do(env.h, http.MethodGet, "/queue/"+name, ""), http.StatusOK,
+			`{"timeout":"2m","heartbeat_timeout":"0s","expires_after":"5m","retries":0,"retry_delays":[],"paused":true,"concurrency":3,`+
+				`"rate_limit":{"per_second":1.0,"burst":2},"dead_letter_queue":"dlq"}`)
+	}
+	// A refused PUT writes nothing: not the Ocypod settings of an existing
+	// queue, and no new queue.
+	before := env.snapshot(t)
+	wantText(t, do(env.h, http.MethodPut, "/queue/q", `{"timeout":"9m","dead_letter_queue":"nope"}`),
+		http.StatusNotFound, "Queue 'nope' does not exist")
+	wantText(t, do(env.h, http.MethodPut, "/queue/new", `{"paused":true,"pasued":1}`), http.StatusBadRequest, "Unknown field: pasued")
+	if after := env.snapshot(t); !equalSnapshots(before, after) {
+		t.Error("a refused PUT changed Redis")
+	}
 }
 
 // TestListing: GET /queue/{name}/jobs and GET /jobs filter and page, each
@@ -120,14 +147,18 @@ func TestFailures(t *testing.T) {
 	env := newEnv(t, Options{})
 	env.seedQueue(t, "q", `{}`)
 	env.seedQueue(t, "r", `{}`)
-	for range 3 {
+	for range 4 {
 		env.seedJob(t, "q", `{}`)
 		env.take(t, "q")
 	}
 	wantEmpty(t, do(env.h, http.MethodPatch, "/job/1", `{"status":"failed","error":{"group":"io","message":"disk full"}}`), http.StatusNoContent)
 	wantEmpty(t, do(env.h, http.MethodPatch, "/job/2", `{"status":"failed","error":{"group":"io"}}`), http.StatusNoContent)
 	wantEmpty(t, do(env.h, http.MethodPatch, "/job/3", `{"status":"timed_out"}`), http.StatusNoContent)
-	wantJSON(t, do(env.h, http.MethodGet, "/failures", ""), http.StatusOK, `{"io":2,"timed_out":1}`)
+	// An error without a group lists the job under its status.
+	wantEmpty(t, do(env.h, http.MethodPatch, "/job/4", `{"status":"failed","error":{"message":"no group"}}`), http.StatusNoContent)
+	wantJSON(t, do(env.h, http.MethodGet, "/failures", ""), http.StatusOK, `{"failed":1,"io":2,"timed_out":1}`)
+	wantJSON(t, do(env.h, http.MethodGet, "/failures/failed?fields=id,error", ""), http.StatusOK,
+		`{"total":1,"jobs":[{"id":4,"error":{"group":"","message":"no group"}}],"next_cursor":null}`)
 	first := env.must(t, http.MethodGet, "/failures/io?fields=id&limit=1", "", http.StatusOK)
 	if !strings.HasPrefix(first, `{"total":2,"jobs":[{"id":1}],"next_cursor":"`) {
 		t.Errorf("first page of io = %s, want job 1 and a cursor", first)
@@ -146,7 +177,7 @@ func TestFailures(t *testing.T) {
 	wantText(t, do(env.h, http.MethodPost, "/failures/io/retry", `{"queue":"nope"}`), http.StatusNotFound, "Queue 'nope' does not exist")
 	wantJSON(t, do(env.h, http.MethodPost, "/failures/io/retry?limit=1", `{"queue":"r"}`), http.StatusOK, `{"retried":1}`)
 	wantJSON(t, do(env.h, http.MethodPost, "/failures/io/retry", ""), http.StatusOK, `{"retried":1}`)
-	wantJSON(t, do(env.h, http.MethodGet, "/failures", ""), http.StatusOK, `{"timed_out":1}`)
+	wantJSON(t, do(env.h, http.MethodGet, "/failures", ""), http.StatusOK, `{"failed":1,"timed_out":1}`)
 	wantJSON(t, do(env.h, http.MethodGet, "/queue/r/size", ""), http.StatusOK, `1`)
 }
 
@@ -189,6 +220,43 @@ func TestStats(t *testing.T) {
 		t.Errorf("another day's stats = %+v, want none", st)
 	}
 	wantText(t, do(env.h, http.MethodGet, "/queue/nope/stats", ""), http.StatusNotFound, "Queue 'nope' does not exist")
+}
+
+// TestStatsByMinute: by=minute adds the last hour's counts, minute by
+// minute, oldest first, the last being the minute under way.
+func TestStatsByMinute(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, Options{})
+	env.seedQueue(t, "q", `{}`)
+	env.seedJob(t, "q", `{}`)
+	env.seedJob(t, "q", `{}`)
+	env.clock.Advance(2 * time.Minute)
+	env.take(t, "q")
+	wantEmpty(t, do(env.h, http.MethodPatch, "/job/1", `{"status":"completed"}`), http.StatusNoContent)
+	env.take(t, "q")
+	wantEmpty(t, do(env.h, http.MethodPatch, "/job/2", `{"status":"failed"}`), http.StatusNoContent)
+	var st struct {
+		Created int
+		Minutes struct {
+			Start                      time.Time
+			Created, Completed, Failed []int
+		}
+	}
+	body := env.must(t, http.MethodGet, "/queue/q/stats?by=minute", "", http.StatusOK)
+	mustUnmarshal(t, []byte(body), &st)
+	m := st.Minutes
+	wantStart := env.clock.Now().UTC().Truncate(time.Minute).Add(-59 * time.Minute)
+	if st.Created != 2 || !m.Start.Equal(wantStart) || len(m.Created) != 60 || len(m.Completed) != 60 || len(m.Failed) != 60 ||
+		m.Created[57] != 2 || m.Completed[59] != 1 || m.Failed[59] != 1 {
+		t.Fatalf("GET /queue/q/stats?by=minute = %s", body)
+	}
+	if !strings.Contains(body, `"minutes":{"start":"`) {
+		t.Errorf("body = %s", body)
+	}
+	wantText(t, do(env.h, http.MethodGet, "/queue/q/stats?by=hour", ""), http.StatusBadRequest, "Invalid by: must be minute")
+	wantText(t, do(env.h, http.MethodGet, "/queue/q/stats?by=minute&date=2024-03-01", ""), http.StatusBadRequest,
+		"Invalid by: the last hour's minutes come with today's statistics, without date")
+	wantText(t, do(env.h, http.MethodGet, "/queue/nope/stats?by=minute", ""), http.StatusNotFound, "Queue 'nope' does not exist")
 }
 
 // TestSchedules: PUT creates (201) or replaces (204) a schedule; GET, the

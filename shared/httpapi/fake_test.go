@@ -26,11 +26,14 @@ type fakeStore struct {
 	CreateJobsFunc     func(ctx context.Context, queue string, specs []ocypod.JobSpec) ([]ocypod.Created, error)
 	TakeFunc           func(ctx context.Context, req ocypod.TakeRequest) ([]ocypod.NextJob, error)
 	GetJobFunc         func(ctx context.Context, id uint64) (*ocypod.Job, error)
+	WaitJobFunc        func(ctx context.Context, id uint64, wait time.Duration, stop <-chan struct{}) (*ocypod.Job, error)
 	JobStatusFunc      func(ctx context.Context, id uint64) (ocypod.Status, error)
 	JobOutputFunc      func(ctx context.Context, id uint64) (json.RawMessage, error)
 	SetJobOutputFunc   func(ctx context.Context, id uint64, output json.RawMessage, attempt *uint64) error
 	UpdateJobFunc      func(ctx context.Context, id uint64, u ocypod.JobUpdate, take *ocypod.TakeRequest) (ocypod.UpdateResult, []ocypod.NextJob, error)
 	HeartbeatFunc      func(ctx context.Context, id uint64, attempt *uint64) error
+	UpdateJobsFunc     func(ctx context.Context, items []ocypod.BatchUpdate, take *ocypod.TakeRequest) ([]ocypod.BatchOutcome, []ocypod.NextJob, error)
+	HeartbeatJobsFunc  func(ctx context.Context, items []ocypod.BatchUpdate) ([]ocypod.BatchOutcome, error)
 	DeleteJobFunc      func(ctx context.Context, id uint64) error
 	RetryJobFunc       func(ctx context.Context, id uint64, runAt *time.Time) (ocypod.RetryResult, error)
 	TagJobIDsFunc      func(ctx context.Context, tag string) ([]uint64, error)
@@ -41,6 +44,7 @@ type fakeStore struct {
 	WorkersFunc        func(ctx context.Context) ([]ocypod.Worker, error)
 	WorkerFunc         func(ctx context.Context, name string) (ocypod.WorkerJobs, error)
 	QueueStatsFunc     func(ctx context.Context, queue string, day time.Time) (ocypod.QueueStats, error)
+	QueueMinutesFunc   func(ctx context.Context, queue string, now time.Time) (ocypod.MinuteStats, error)
 	PutScheduleFunc    func(ctx context.Context, s ocypod.Schedule) (bool, error)
 	GetScheduleFunc    func(ctx context.Context, queue, id string) (ocypod.Schedule, error)
 	DeleteScheduleFunc func(ctx context.Context, queue, id string) error
@@ -173,6 +177,14 @@ func (f *fakeStore) GetJob(ctx context.Context, id uint64) (*ocypod.Job, error) 
 	return &ocypod.Job{ID: id, Queue: "q", Status: ocypod.StatusQueued}, nil
 }
 
+func (f *fakeStore) WaitJob(ctx context.Context, id uint64, wait time.Duration, stop <-chan struct{}) (*ocypod.Job, error) {
+	f.called("WaitJob")
+	if f.WaitJobFunc != nil {
+		return f.WaitJobFunc(ctx, id, wait, stop)
+	}
+	return &ocypod.Job{ID: id, Queue: "q", Status: ocypod.StatusQueued}, nil
+}
+
 func (f *fakeStore) JobStatus(ctx context.Context, id uint64) (ocypod.Status, error) {
 	f.called("JobStatus")
 	if f.JobStatusFunc != nil {
@@ -211,6 +223,22 @@ func (f *fakeStore) Heartbeat(ctx context.Context, id uint64, attempt *uint64) e
 		return f.HeartbeatFunc(ctx, id, attempt)
 	}
 	return nil
+}
+
+func (f *fakeStore) UpdateJobs(ctx context.Context, items []ocypod.BatchUpdate, take *ocypod.TakeRequest) ([]ocypod.BatchOutcome, []ocypod.NextJob, error) {
+	f.called("UpdateJobs")
+	if f.UpdateJobsFunc != nil {
+		return f.UpdateJobsFunc(ctx, items, take)
+	}
+	return make([]ocypod.BatchOutcome, len(items)), nil, nil
+}
+
+func (f *fakeStore) HeartbeatJobs(ctx context.Context, items []ocypod.BatchUpdate) ([]ocypod.BatchOutcome, error) {
+	f.called("HeartbeatJobs")
+	if f.HeartbeatJobsFunc != nil {
+		return f.HeartbeatJobsFunc(ctx, items)
+	}
+	return make([]ocypod.BatchOutcome, len(items)), nil
 }
 
 func (f *fakeStore) DeleteJob(ctx context.Context, id uint64) error {
@@ -291,6 +319,14 @@ func (f *fakeStore) QueueStats(ctx context.Context, queue string, day time.Time)
 		return f.QueueStatsFunc(ctx, queue, day)
 	}
 	return ocypod.QueueStats{}, nil
+}
+
+func (f *fakeStore) QueueMinutes(ctx context.Context, queue string, now time.Time) (ocypod.MinuteStats, error) {
+	f.called("QueueMinutes")
+	if f.QueueMinutesFunc != nil {
+		return f.QueueMinutesFunc(ctx, queue, now)
+	}
+	return ocypod.MinuteStats{Start: now.UTC().Truncate(time.Minute).Add(-(ocypod.MinuteCount - 1) * time.Minute)}, nil
 }
 
 func (f *fakeStore) PutSchedule(ctx context.Context, s ocypod.Schedule) (bool, error) {

@@ -95,8 +95,13 @@ func FuzzDecodeBodies(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if s, err := decodeQueueSettings(doc); err == nil {
-			again := mustDecode(t, wire.AppendQueueSettings(nil, s), decodeQueueSettings)
+		// Strict, as a request using the extensions is: an input decodes
+		// the same whether or not unknown keys would be ignored.
+		decodeSettings := func(d *wire.Doc) (ocypod.QueueSettings, error) {
+			return decodeQueueSettings(d, &inputRules{strict: true})
+		}
+		if s, err := decodeSettings(doc); err == nil {
+			again := mustDecode(t, wire.AppendQueueSettings(nil, s), decodeSettings)
 			if s.RetryDelays == nil {
 				s.RetryDelays = []ocypod.Duration{}
 			}
@@ -106,7 +111,7 @@ func FuzzDecodeBodies(f *testing.F) {
 		} else {
 			want400(t, "queue settings", err)
 		}
-		decodeSpec := func(d *wire.Doc) (ocypod.JobSpec, error) { return decodeJobSpec(d, &d.Root) }
+		decodeSpec := func(d *wire.Doc) (ocypod.JobSpec, error) { return decodeJobSpec(d, &d.Root, &inputRules{}) }
 		if spec, err := decodeSpec(doc); err == nil {
 			checkSpec(t, spec)
 			if again := mustDecode(t, encodeJobSpec(spec), decodeSpec); !reflect.DeepEqual(spec, again) {
@@ -125,20 +130,21 @@ func FuzzDecodeBodies(f *testing.F) {
 		} else {
 			want400(t, "batch", err)
 		}
-		if u, err := decodeJobUpdate(doc); err == nil {
+		decodeUpdate := func(d *wire.Doc) (ocypod.JobUpdate, error) { return decodeJobUpdate(d, &inputRules{}) }
+		if u, err := decodeUpdate(doc); err == nil {
 			switch {
 			case u.RunAt != nil && u.Delay != nil, u.RetryAt != nil && u.RetryIn != nil:
 				t.Fatal("update with both of a pair accepted")
 			case u.Next != nil && (u.Status == nil || *u.Status != ocypod.StatusCompleted):
 				t.Fatal("next accepted without status completed")
 			}
-			if again := mustDecode(t, encodeJobUpdate(u), decodeJobUpdate); !reflect.DeepEqual(u, again) {
+			if again := mustDecode(t, encodeJobUpdate(u), decodeUpdate); !reflect.DeepEqual(u, again) {
 				t.Fatalf("job update %s re-decodes as %s", encodeJobUpdate(u), encodeJobUpdate(again))
 			}
 		} else {
 			want400(t, "job update", err)
 		}
-		if p, err := decodeQueuePatch(doc, "q"); err == nil {
+		if p, err := decodeQueuePatch(doc, "q", nil); err == nil {
 			if p.RetryBackoff != nil && p.RetryDelaysSet {
 				t.Fatal("patch with retry_delays and retry_backoff accepted")
 			}

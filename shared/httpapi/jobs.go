@@ -10,20 +10,31 @@ import (
 	"github.com/ocyless/ocyless/shared/wire"
 )
 
-// getJob serves GET /job/{id}[?fields=a,b]: the job's fields, Ocypod's 17
-// then the extension fields it holds a non-default value of
+// getJob serves GET /job/{id}[?fields=a,b][&wait=d]: the job's fields,
+// Ocypod's 17 then the extension fields it holds a non-default value of
 // (wire.DefaultJobFields), or those requested in the requested order, each
-// once.
+// once. With wait, it answers once the job has ended for good or the wait
+// is over, with the job as it is then (200 either way).
 func (a *API) getJob(w http.ResponseWriter, r *http.Request) error {
 	id, err := jobID(r)
 	if err != nil {
 		return err
 	}
-	fields, err := parseFields(query(r))
+	q := query(r)
+	fields, err := parseFields(q)
 	if err != nil {
 		return err
 	}
-	job, err := a.store.GetJob(r.Context(), id)
+	wait, waiting, err := waitParam(q)
+	if err != nil {
+		return err
+	}
+	var job *ocypod.Job
+	if waiting {
+		job, err = a.store.WaitJob(r.Context(), id, wait, a.drain)
+	} else {
+		job, err = a.store.GetJob(r.Context(), id)
+	}
 	if err != nil {
 		return err
 	}
@@ -148,13 +159,41 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	spec, err := decodeJobSpec(doc, &doc.Root)
+	rules, err := a.checkQuery("create-job", r)
 	if err != nil {
 		return err
+	}
+	cb := member(&doc.Root, "callback")
+	if cb != nil {
+		// An extension field: the body's input is strict.
+		if err := rules.usesExtension(); err != nil {
+			return err
+		}
+	}
+	spec, err := decodeJobSpec(doc, &doc.Root, &rules, "callback")
+	if err != nil {
+		return err
+	}
+	if cb != nil {
+		if spec.Callback, err = callbackValue(cb, a.pushPolicy); err != nil {
+			return err
+		}
 	}
 	name, err := queueName(r)
 	if err != nil {
 		return err
+	}
+	q := query(r)
+	wait, waiting, err := waitParam(q)
+	if err != nil {
+		return err
+	}
+	fields, err := parseFields(q)
+	if err != nil {
+		return err
+	}
+	if fields != nil && !waiting {
+		return invalid("fields", "only with wait")
 	}
 	c, err := a.store.CreateJob(r.Context(), name, spec)
 	if err != nil {
@@ -167,7 +206,36 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request) error {
 		a.event(r, "job created", c.ID, slog.String("queue", name))
 	}
 	w.Header()["Location"] = []string{"/job/" + strconv.FormatUint(c.ID, 10)}
+	if !c.Existing && madeSecret(&doc.Root, "callback") {
+		answerCallbackSecret(w, spec.Callback)
+	}
+	if waiting {
+		return a.createdWait(w, r, c.ID, wait, fields)
+	}
 	writeJSON(w, status, wire.AppendUint(nil, c.ID))
+	return nil
+}
+
+// waitResultFields are the fields of POST /queue/{name}/job?wait='s answer
+// when the job ended, unless ?fields= names others.
+var waitResultFields = []string{"id", "status", "output", "error"}
+
+// createdWait answers a create with ?wait= (run and wait): 200 with the
+// job's result fields once it has ended for good within wait, else 202
+// with its id.
+func (a *API) createdWait(w http.ResponseWriter, r *http.Request, id uint64, wait time.Duration, fields []string) error {
+	job, err := a.store.WaitJob(r.Context(), id, wait, a.drain)
+	if err != nil {
+		return err
+	}
+	if !job.Ended() {
+		writeJSON(w, http.StatusAccepted, wire.AppendUint(nil, id))
+		return nil
+	}
+	if fields == nil {
+		fields = waitResultFields
+	}
+	writeJSON(w, http.StatusOK, wire.AppendJob(make([]byte, 0, 256), job, fields))
 	return nil
 }
 

@@ -17,13 +17,23 @@ import (
 //go:embed openapi.json
 var openapiDoc []byte
 
-// openapiBody is openapiDoc compacted, made on first use rather than at
-// init: every Lambda function links this package, one serves the document.
-var openapiBody = sync.OnceValues(func() ([]byte, error) {
-	var b bytes.Buffer
-	err := json.Compact(&b, openapiDoc)
-	return b.Bytes(), err
-})
+// openapiBody returns openapiDoc compacted, made on first use rather than
+// at init: nothing at init refers to the document, so a binary that never
+// serves it (every Lambda function but the openapi one) leaves it out.
+func openapiBody() ([]byte, error) {
+	openapiOnce.Do(func() {
+		var b bytes.Buffer
+		openapiErr = json.Compact(&b, openapiDoc)
+		openapiCompact = b.Bytes()
+	})
+	return openapiCompact, openapiErr
+}
+
+var (
+	openapiOnce    sync.Once
+	openapiCompact []byte
+	openapiErr     error
+)
 
 // openapi serves GET /openapi.json: the API's OpenAPI document. It does
 // not touch Redis.

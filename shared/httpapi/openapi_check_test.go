@@ -246,6 +246,9 @@ func (d *apiDoc) schemaType(tb testing.TB, ptr string) string {
 
 // uncovered lists the documented responses no request produced, and the
 // documented parameters no successful request gave.
+// forbiddenResponse is the 403 every operation lists.
+const forbiddenResponse = "/components/responses/Forbidden"
+
 func (c *conformance) uncovered(tb testing.TB) []string {
 	tb.Helper()
 	d := c.doc
@@ -259,6 +262,12 @@ func (c *conformance) uncovered(tb testing.TB) []string {
 		responses, _ := d.object(tb, op.ptr+"/responses")
 		for status := range responses {
 			resp, rptr := d.object(tb, op.ptr+"/responses/"+status)
+			if rptr == forbiddenResponse {
+				// Answered in front of the routes (API Gateway's IAM
+				// authorizer, the local server's Host/Origin guard):
+				// cmd/ocypod-local's tests check the guard's answers.
+				continue
+			}
 			content, _ := d.object(tb, rptr+"/content")
 			var want []string
 			for media := range content {

@@ -374,20 +374,20 @@ func TestOpenAPINames(t *testing.T) {
 		}
 	}
 	for ptr, want := range map[string]int{
-		s + "DurationStats/properties/histogram/minItems": ocypod.HistogramBuckets,
-		s + "DurationStats/properties/histogram/maxItems": ocypod.HistogramBuckets,
-		"/components/parameters/Count/schema/maximum":     ocypod.MaxTakeCount,
-		"/components/parameters/Limit/schema/maximum":     ocypod.MaxListLimit,
-		"/components/parameters/Limit/schema/default":     ocypod.DefaultListLimit,
-		s + "JobSpec/properties/tags/maxItems":            ocypod.MaxTags,
-		s + "JobSpec/properties/key/maxLength":            ocypod.MaxKeyLength,
-		s + "JobSpec/properties/priority/maximum":         ocypod.MaxPriority,
-		s + "JobSpec/properties/priority/minimum":         ocypod.MinPriority,
-		s + "WorkerName/maxLength":                        ocypod.MaxWorkerName,
-		s + "ScheduleId/maxLength":                        ocypod.MaxScheduleID,
-		s + "QueueName/maxLength":                         ocypod.MaxNameLength,
-		s + "QueuePatch/properties/shards/maximum":        ocypod.MaxShards,
-		s + "Job/properties/history/maxItems":             ocypod.MaxHistory,
+		s + "DurationStats/properties/histogram/minItems":  ocypod.HistogramBuckets,
+		s + "DurationStats/properties/histogram/maxItems":  ocypod.HistogramBuckets,
+		"/components/parameters/CountParam/schema/maximum": ocypod.MaxTakeCount,
+		"/components/parameters/LimitParam/schema/maximum": ocypod.MaxListLimit,
+		"/components/parameters/LimitParam/schema/default": ocypod.DefaultListLimit,
+		s + "JobSpec/properties/tags/maxItems":             ocypod.MaxTags,
+		s + "JobSpec/properties/key/maxLength":             ocypod.MaxKeyLength,
+		s + "JobSpec/properties/priority/maximum":          ocypod.MaxPriority,
+		s + "JobSpec/properties/priority/minimum":          ocypod.MinPriority,
+		s + "WorkerName/maxLength":                         ocypod.MaxWorkerName,
+		s + "ScheduleId/maxLength":                         ocypod.MaxScheduleID,
+		s + "QueueName/maxLength":                          ocypod.MaxNameLength,
+		s + "QueuePatch/properties/shards/maximum":         ocypod.MaxShards,
+		s + "Job/properties/history/maxItems":              ocypod.MaxHistory,
 	} {
 		if v, _ := d.at(t, ptr); v != json.Number(strconv.Itoa(want)) {
 			t.Errorf("%s = %v, want %d", ptr, v, want)

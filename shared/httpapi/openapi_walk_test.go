@@ -37,6 +37,7 @@ var walkSteps = []step{
 	{"PUT", "/queue/q", `{"timeout":"10m","retries":1}`, 201},
 	{"PUT", "/queue/q", `{"timeout":"10m","retries":1,"retry_delays":["1s","1h 30m"]}`, 204},
 	{"PUT", "/queue/dlq", `{}`, 201},
+	{"PUT", "/queue/q", `{"timeout":"10m","retries":1,"dead_letter_queue":"nope"}`, 404},
 	{"PATCH", "/queue/q", `{"concurrency":0,"rate_limit":{"per_second":1000,"burst":100},"retry_backoff":null,` +
 		`"timeout_retries":2,"dead_letter_queue":"dlq"}`, 204},
 	{"PATCH", "/queue/nope", `{}`, 404},
@@ -46,6 +47,12 @@ var walkSteps = []step{
 	{"GET", "/queue", "", 200},
 	{"GET", "/queue/nope/size", "", 404},
 	{"GET", "/queue/nope/job_ids", "", 404},
+	{"PUT", "/queue/pq", `{"push":{"url":"http://127.0.0.1:9/jobs","batch":2,"timeout":"10s"}}`, 201},
+	{"PATCH", "/queue/pq", `{"callback":{"url":"http://localhost:9/done","on":["completed"]}}`, 204},
+	{"GET", "/queue/pq", "", 200},
+	{"GET", "/queue/pq/job", "", 409},
+	{"GET", "/job?queues=q,pq", "", 409},
+	{"PATCH", "/jobs?take=pq", `[{"id":1,"tracked":false}]`, 409},
 
 	{"POST", "/queue/q/job", `{"input":{"b":[1,2.50],"a":null},"tags":["t"]}`, 201}, // 1
 	{"POST", "/queue/q/job", `{"key":"k1","priority":5,"retry_backoff":{"min":"1s","max":"1m","factor":3,"jitter":false}}`, 201},
@@ -113,6 +120,12 @@ var walkSteps = []step{
 	{"PATCH", "/job/3", `{"priority":3,"tags":["s"],"tracked":false}`, 204},
 	{"PATCH", "/job/3", `{"status":"timed_out"}`, 409},
 	{"PATCH", "/job/3?take=nope", `{"status":"cancelled"}`, 404},
+	{"PATCH", "/jobs", `[{"id":3,"priority":3},{"id":99,"status":"completed"},{"id":1,"attempt":1,"status":"failed"},{"id":3,"nope":1}]`, 200},
+	{"PATCH", "/jobs?take=q&count=2&worker=w3&wait=0s", `[{"id":3,"tracked":false}]`, 200}, // nothing to take
+	{"PATCH", "/jobs?take=nope", `[{"id":3,"status":"cancelled"}]`, 404},
+	{"PATCH", "/jobs", `[]`, 400},
+	{"POST", "/jobs/heartbeat", `[{"id":1,"attempt":1},{"id":99}]`, 200},
+	{"POST", "/jobs/heartbeat", `[{"attempt":1}]`, 400},
 
 	{"GET", "/failures", "", 200},
 	{"GET", "/failures/io", "", 200},
@@ -152,6 +165,8 @@ var walkSteps = []step{
 	{"GET", "/queue/q/stats", "", 200},
 	{"GET", "/queue/q/stats?date=2024-03-01", "", 200},
 	{"GET", "/queue/q/stats?date=x", "", 400},
+	{"GET", "/queue/q/stats?by=minute", "", 200},
+	{"GET", "/queue/q/stats?by=day", "", 400},
 	{"GET", "/queue/nope/stats", "", 404},
 
 	{"PUT", "/queue/q/schedules/s1", `{"every":"1h","job":{"input":{"z":1,"a":2},"tags":["sched"]}}`, 201},
@@ -181,6 +196,12 @@ var walkSteps = []step{
 	{"GET", "/failures/failed?limit=1", "", 200},
 	{"GET", "/failures/failed?limit=1&cursor={cursor}", "", 200},
 	{"GET", "/job/10?fields=history,error,attempt,worker", "", 200},
+	{"GET", "/job/10?wait=1s&fields=status,ended", "", 200},       // ended: at once
+	{"GET", "/job/99?wait=1s", "", 404},                           // missing: at once
+	{"POST", "/queue/f/job?wait=0s", `{}`, 202},                   // 11, queued
+	{"POST", "/queue/f/job?wait=1ms&fields=id,status", `{}`, 202}, // 12, queued
+	{"POST", "/queue/f/job?wait=1s", `{"depends_on":[10]}`, 200},  // 13, cancelled at once
+	{"POST", "/queue/f/job?wait=21s", `{}`, 400},
 
 	{"DELETE", "/job/1", "", 204},
 	{"DELETE", "/job/1", "", 404},

@@ -113,6 +113,9 @@ type takeParams struct {
 	// count and worker are set when the parameter was given: the answer
 	// is then an extended take object (an array of them with count).
 	count, worker, wait bool
+	// why is set by the store when a limit held queued jobs back
+	// (TakeRequest.Why): the 204's Ocyless-Empty-Reason.
+	why string
 }
 
 // parseTake reads wait (at most ocypod.MaxWait), count (1 to
@@ -128,21 +131,27 @@ func parseTake(q wire.Query, queues []string) (takeParams, error) {
 	if t.req.Worker, t.worker, err = nameParam(q, "worker", ocypod.MaxWorkerName); err != nil {
 		return t, err
 	}
-	s, ok, err := q.Get("wait")
-	if err != nil {
+	if t.req.Wait, t.wait, err = waitParam(q); err != nil {
 		return t, err
 	}
-	if ok {
-		d, err := parseDurationValue(s, "wait")
-		if err != nil {
-			return t, err
-		}
-		if d.Secs > uint64(ocypod.MaxWait/time.Second) || d.Std() > ocypod.MaxWait {
-			return t, invalid("wait", "must be at most "+ocypod.FromStd(ocypod.MaxWait).String())
-		}
-		t.req.Wait, t.wait = d.Std(), true
-	}
 	return t, nil
+}
+
+// waitParam reads ?wait=, a duration of at most ocypod.MaxWait; ok tells
+// whether it was given.
+func waitParam(q wire.Query) (d time.Duration, ok bool, err error) {
+	s, ok, err := q.Get("wait")
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	v, err := parseDurationValue(s, "wait")
+	if err != nil {
+		return 0, false, err
+	}
+	if v.Secs > uint64(ocypod.MaxWait/time.Second) || v.Std() > ocypod.MaxWait {
+		return 0, false, invalid("wait", "must be at most "+ocypod.FromStd(ocypod.MaxWait).String())
+	}
+	return v.Std(), true, nil
 }
 
 // maxTakeQueues bounds the queues of one GET /job.

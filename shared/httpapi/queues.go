@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"slices"
 
+	"github.com/ocyless/ocyless/shared/ocypod"
 	"github.com/ocyless/ocyless/shared/wire"
 )
 
@@ -30,19 +32,34 @@ func (a *API) getQueue(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, wire.AppendQueueSettings(nil, s))
+	b, err := appendSealedViews(wire.AppendQueueSettings(nil, s), s)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, b)
 	return nil
 }
 
 // putQueue serves PUT /queue/{name}: creates the queue (201) or replaces all
-// its settings (204), missing fields taking the defaults. Both answers carry
-// Location: /queue/<name> and no body. The body is checked before the name.
+// its settings (204): Ocypod's five and the extension's, a setting the body
+// does not name taking its default (shards excepted: a placement, it stays
+// unless named). Both answers carry Location: /queue/<name> and no body.
+// The body is checked before the name.
 func (a *API) putQueue(w http.ResponseWriter, r *http.Request) error {
 	doc, err := a.readJSON(r)
 	if err != nil {
 		return err
 	}
-	s, err := decodeQueueSettings(doc)
+	rules, err := a.checkQuery("put-queue", r)
+	if err != nil {
+		return err
+	}
+	if hasAny(&doc.Root, queuePatchFields[len(queueSettingsFields):]) {
+		if err := rules.usesExtension(); err != nil {
+			return err
+		}
+	}
+	s, err := decodeQueueSettings(doc, &rules)
 	if err != nil {
 		return err
 	}
@@ -50,10 +67,15 @@ func (a *API) putQueue(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	created, err := a.store.PutQueue(r.Context(), name, s)
+	full, ext, err := decodeQueueReplacement(doc, name, s, a.pushPolicy)
 	if err != nil {
 		return err
 	}
+	created, err := a.replaceQueue(r, name, s, full, ext)
+	if err != nil {
+		return err
+	}
+	answerMadeSecrets(w, &doc.Root, &full)
 	w.Header().Set("Location", "/queue/"+name)
 	if created {
 		w.WriteHeader(http.StatusCreated)
@@ -75,13 +97,14 @@ func (a *API) patchQueue(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := decodeQueuePatch(doc, name)
+	p, err := decodeQueuePatch(doc, name, a.pushPolicy)
 	if err != nil {
 		return err
 	}
 	if err := a.store.PatchQueue(r.Context(), name, p); err != nil {
 		return err
 	}
+	answerMadeSecrets(w, &doc.Root, &p)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
@@ -128,4 +151,38 @@ func (a *API) queueJobIDs(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, wire.AppendJobIDs(nil, ids))
 	return nil
+}
+
+// replaceQueue gives queue name exactly the settings of a PUT: full is all
+// of them, ext the extension's that the body named (nil if none). Ocypod's
+// five are written first, by the script that creates a queue; then the
+// extension's replace the queue's (a new queue needs that only for those
+// the body named). A dead_letter_queue that does not exist is refused
+// before anything is written; a new queue whose extension settings are
+// refused all the same is removed again, so a refused PUT leaves no queue
+// behind.
+func (a *API) replaceQueue(r *http.Request, name string, s ocypod.QueueSettings, full ocypod.QueuePatch, ext *ocypod.QueuePatch) (created bool, err error) {
+	ctx := r.Context()
+	if ext != nil && ext.DeadLetterQueue != nil && *ext.DeadLetterQueue != "" {
+		if _, err := a.store.GetQueue(ctx, *ext.DeadLetterQueue); err != nil {
+			return false, err
+		}
+	}
+	if created, err = a.store.PutQueue(ctx, name, s); err != nil {
+		return false, err
+	}
+	patch := &full
+	if created {
+		patch = ext
+	}
+	if patch == nil {
+		return created, nil
+	}
+	if err := a.store.PatchQueue(ctx, name, *patch); err != nil {
+		if status, _ := statusOf(err); created && status >= 400 && status < 500 {
+			_ = a.store.DeleteQueue(context.WithoutCancel(ctx), name)
+		}
+		return false, err
+	}
+	return created, nil
 }

@@ -27,6 +27,10 @@ func sample(rt Route) (string, string) {
 		body = `{"status":"completed"}`
 	case "create-jobs":
 		body = `[{}]`
+	case "update-jobs":
+		body = `[{"id":7,"status":"completed"}]`
+	case "heartbeat-jobs":
+		body = `[{"id":7}]`
 	case "put-schedule":
 		body = `{"every":"1m","job":{}}`
 	default:
@@ -52,8 +56,8 @@ func TestRouteTableIsServed(t *testing.T) {
 func TestRoutesAndLogicalID(t *testing.T) {
 	t.Parallel()
 	rs := Routes()
-	if len(rs) != 37 {
-		t.Fatalf("len(Routes()) = %d, want 37 (Ocypod's 19, the extension's 16, /openapi.json, the dashboard)", len(rs))
+	if len(rs) != 39 {
+		t.Fatalf("len(Routes()) = %d, want 39 (Ocypod's 19, the extension's 18, /openapi.json, the dashboard)", len(rs))
 	}
 	rs[0].Name = "changed"
 	if Routes()[0].Name == "changed" {
@@ -105,7 +109,7 @@ func TestMethodNotAllowed(t *testing.T) {
 		{http.MethodPost, "/queue/q", "GET, PUT, DELETE, PATCH"},
 		{http.MethodPost, "/queue/bad%20name", "GET, PUT, DELETE, PATCH"},
 		{http.MethodPost, "/job", "GET"},
-		{http.MethodDelete, "/jobs", "GET"},
+		{http.MethodDelete, "/jobs", "GET, PATCH"},
 		{http.MethodPut, "/queue/q/jobs", "GET, POST"},
 		{http.MethodPost, "/queue/q/stats", "GET"},
 		{http.MethodPost, "/queue/q/schedules/s", "GET, PUT, DELETE"},

@@ -27,6 +27,10 @@ type Store interface {
 	// Take returns no job and no error when none could be taken.
 	Take(ctx context.Context, req ocypod.TakeRequest) ([]ocypod.NextJob, error)
 	GetJob(ctx context.Context, id uint64) (*ocypod.Job, error)
+	// WaitJob returns the job as GetJob does once it has ended for good,
+	// or when wait is over, or stop closes, or ctx ends (the job as it is
+	// then); ocypod.JobNotFound also when it is deleted meanwhile.
+	WaitJob(ctx context.Context, id uint64, wait time.Duration, stop <-chan struct{}) (*ocypod.Job, error)
 	JobStatus(ctx context.Context, id uint64) (ocypod.Status, error)
 	// JobOutput returns nil output for JSON null.
 	JobOutput(ctx context.Context, id uint64) (json.RawMessage, error)
@@ -34,6 +38,14 @@ type Store interface {
 	// UpdateJob applies a PATCH and, with take, takes jobs afterwards.
 	UpdateJob(ctx context.Context, id uint64, u ocypod.JobUpdate, take *ocypod.TakeRequest) (ocypod.UpdateResult, []ocypod.NextJob, error)
 	Heartbeat(ctx context.Context, id uint64, attempt *uint64) error
+	// UpdateJobs applies each item as UpdateJob would, each on its own, and
+	// with take then takes jobs; outcomes[i] is item i's refusal or result.
+	// The error is the whole batch's: the take's queue (then nothing is
+	// applied), the take, or Redis failing every item.
+	UpdateJobs(ctx context.Context, items []ocypod.BatchUpdate, take *ocypod.TakeRequest) ([]ocypod.BatchOutcome, []ocypod.NextJob, error)
+	// HeartbeatJobs heartbeats each item's job (Update.Attempt fences it)
+	// as Heartbeat would, each on its own.
+	HeartbeatJobs(ctx context.Context, items []ocypod.BatchUpdate) ([]ocypod.BatchOutcome, error)
 	DeleteJob(ctx context.Context, id uint64) error
 	RetryJob(ctx context.Context, id uint64, runAt *time.Time) (ocypod.RetryResult, error)
 	TagJobIDs(ctx context.Context, tag string) ([]uint64, error)
@@ -59,6 +71,9 @@ type JobModelStore interface {
 	Worker(ctx context.Context, name string) (ocypod.WorkerJobs, error)
 	// QueueStats returns a queue's statistics of the UTC day of day.
 	QueueStats(ctx context.Context, queue string, day time.Time) (ocypod.QueueStats, error)
+	// QueueMinutes returns a queue's jobs created, completed and failed in
+	// each minute of the hour up to now's (ocypod.MinuteStats).
+	QueueMinutes(ctx context.Context, queue string, now time.Time) (ocypod.MinuteStats, error)
 	// PutSchedule creates (created) or replaces a schedule; the rest read
 	// and delete them (ocypod.ScheduleNotFound, ocypod.QueueNotFound).
 	PutSchedule(ctx context.Context, s ocypod.Schedule) (created bool, err error)

@@ -27,6 +27,7 @@ func (a *API) nextJob(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	t.req.Stop, t.req.Why = a.drain, &t.why
 	jobs, err := a.store.Take(r.Context(), t.req)
 	if err != nil {
 		return err
@@ -64,6 +65,7 @@ func (a *API) takeJobs(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return invalid("order", `must be "ordered" or "round_robin"`)
 	}
+	t.req.Stop, t.req.Why = a.drain, &t.why
 	jobs, err := a.store.Take(r.Context(), t.req)
 	if err != nil {
 		return err
@@ -75,10 +77,34 @@ func (a *API) takeJobs(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// EmptyReasonHeader names, on a take's 204, the limit that held the
+// queue's jobs back: "paused", "concurrency" or "rate_limit".
+const EmptyReasonHeader = "Ocyless-Empty-Reason"
+
 // answerTake writes taken jobs: 204 when none; with count an array of take
 // objects; else one object, Ocypod's two keys unless four were asked for
 // (a worker, or full: GET /job and PATCH ?take=).
 func (a *API) answerTake(w http.ResponseWriter, r *http.Request, t *takeParams, jobs []ocypod.NextJob, full bool) {
+	a.logTakes(r, t, jobs)
+	switch {
+	case len(jobs) == 0:
+		if t.why != "" {
+			// Why a queue with jobs gave none: paused, at its
+			// concurrency, or out of rate-limit tokens.
+			w.Header().Set(EmptyReasonHeader, t.why)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	case t.count:
+		writeJSON(w, http.StatusOK, wire.AppendTakes(make([]byte, 0, 128*len(jobs)), jobs))
+	case t.worker || full:
+		writeJSON(w, http.StatusOK, wire.AppendTake(make([]byte, 0, 128), &jobs[0]))
+	default:
+		writeJSON(w, http.StatusOK, wire.AppendNextJob(make([]byte, 0, 64+len(jobs[0].Input)), &jobs[0]))
+	}
+}
+
+// logTakes logs a "job started" event for each job taken.
+func (a *API) logTakes(r *http.Request, t *takeParams, jobs []ocypod.NextJob) {
 	for i := range jobs {
 		queue := jobs[i].Queue
 		if queue == "" {
@@ -89,16 +115,6 @@ func (a *API) answerTake(w http.ResponseWriter, r *http.Request, t *takeParams, 
 		} else {
 			a.event(r, "job started", jobs[i].ID, slog.String("queue", queue))
 		}
-	}
-	switch {
-	case len(jobs) == 0:
-		w.WriteHeader(http.StatusNoContent)
-	case t.count:
-		writeJSON(w, http.StatusOK, wire.AppendTakes(make([]byte, 0, 128*len(jobs)), jobs))
-	case t.worker || full:
-		writeJSON(w, http.StatusOK, wire.AppendTake(make([]byte, 0, 128), &jobs[0]))
-	default:
-		writeJSON(w, http.StatusOK, wire.AppendNextJob(make([]byte, 0, 64+len(jobs[0].Input)), &jobs[0]))
 	}
 }
 
@@ -112,5 +128,6 @@ func (a *API) pause(r *http.Request) {
 	select {
 	case <-t.C:
 	case <-r.Context().Done():
+	case <-a.drain:
 	}
 }

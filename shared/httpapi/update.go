@@ -45,13 +45,18 @@ func (a *API) updateJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	u, err := decodeJobUpdate(doc)
+	rules, err := a.checkQuery("update-job", r)
+	if err != nil {
+		return err
+	}
+	u, err := decodeJobUpdate(doc, &rules)
 	if err != nil {
 		return err
 	}
 	u.Attempt = attempt
 	var treq *ocypod.TakeRequest
 	if take != nil {
+		take.req.Stop, take.req.Why = a.drain, &take.why
 		treq = &take.req
 	}
 	res, jobs, err := a.store.UpdateJob(r.Context(), id, u, treq)

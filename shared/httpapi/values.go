@@ -91,6 +91,11 @@ func durationValue(v *wire.Value, field string) (ocypod.Duration, error) {
 }
 
 func parseDurationValue(s, field string) (ocypod.Duration, error) {
+	if strings.HasPrefix(strings.TrimSpace(s), "-") {
+		// Ocypod's grammar has no sign: say what is wrong rather than
+		// where the parser stopped.
+		return ocypod.Duration{}, invalid(field, "must not be negative")
+	}
 	d, err := ocypod.ParseDuration(s)
 	if err != nil {
 		return ocypod.Duration{}, invalid(field, err.Error())
@@ -190,6 +195,9 @@ func backoffValue(d *wire.Doc, v *wire.Value, field string) (*ocypod.Backoff, er
 	}
 	b := &ocypod.Backoff{Factor: ocypod.DefaultBackoffFactor, Jitter: true}
 	var haveMin, haveMax bool
+	if err := refuseUnknown(v, backoffFields, field+"."); err != nil {
+		return nil, err
+	}
 	err := d.Members(v, backoffFields, func(key string, m *wire.Value) error {
 		switch key {
 		case "min", "max":

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -57,7 +58,7 @@ func TestSampleEvents(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.HasPrefix(name, "sweep-") {
+		if strings.HasPrefix(name, "sweep-") || name == "dispatcher" { // scheduled events, not HTTP
 			if _, err := h.Invoke(t.Context(), data); !errors.Is(err, lambdahttp.ErrNotHTTPEvent) {
 				t.Errorf("%s: Invoke = %v, want ErrNotHTTPEvent", file, err)
 			}
@@ -103,6 +104,53 @@ func TestSampleEvents(t *testing.T) {
 		}
 		if s.Body != ev.Body {
 			t.Errorf("%s: body %q, want %q", file, s.Body, ev.Body)
+		}
+	}
+}
+
+// TestALBSampleEvents feeds every events/alb/*.json (each route's request
+// as the internal load balancer delivers it) through the adapter: it must
+// reach the route its file is named after with the same path values,
+// query and body as the route's API Gateway sample.
+func TestALBSampleEvents(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	var matched string
+	rec := &recorder{respond: func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }}
+	for _, r := range httpapi.Routes() {
+		name := r.Name
+		mux.HandleFunc(r.Method+" "+r.Pattern, func(w http.ResponseWriter, req *http.Request) {
+			matched = name
+			rec.ServeHTTP(w, req)
+		})
+	}
+	h := lambdahttp.New(mux, nil)
+	files, err := filepath.Glob(filepath.Join(eventsDir, "alb", "*.json"))
+	if err != nil || len(files) != len(httpapi.Routes()) {
+		t.Fatalf("events/alb has %d samples (%v), want one per route (%d): run make generate", len(files), err, len(httpapi.Routes()))
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".json")
+		albData, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		apiData, err := os.ReadFile(filepath.Join(eventsDir, name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		matched = ""
+		resp := invoke(t, h, albData)
+		if resp.StatusCode != http.StatusNoContent || resp.StatusDescription != "204 No Content" || matched != name {
+			t.Errorf("%s: %d %q via route %q, want 204 via %q", file, resp.StatusCode, resp.StatusDescription, matched, name)
+			continue
+		}
+		viaALB := rec.seen(t)
+		_ = invoke(t, h, apiData)
+		viaAPI := rec.seen(t)
+		if viaALB.Method != viaAPI.Method || viaALB.Path != viaAPI.Path || viaALB.Body != viaAPI.Body ||
+			!reflect.DeepEqual(viaALB.PathValues, viaAPI.PathValues) || !reflect.DeepEqual(viaALB.Query, viaAPI.Query) {
+			t.Errorf("%s: the load balancer's request differs from API Gateway's:\n%+v\n%+v", file, viaALB, viaAPI)
 		}
 	}
 }

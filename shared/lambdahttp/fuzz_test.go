@@ -26,6 +26,8 @@ func FuzzInvoke(f *testing.F) {
 		`{"version":"2.0","rawPath":"/a b/../c?d#e","rawQueryString":"x=%zz","headers":{"host":"h:1"},"requestContext":{"stage":"s","http":{"method":"POST"}},"body":"Zm9v","isBase64Encoded":true}`,
 		`{"httpMethod":"GET","path":"/x y","multiValueQueryStringParameters":{"a":["1","2"]},"pathParameters":{"proxy+":"x"}}`,
 		`{"version":"2.0","requestContext":{"domainName":"bad host/\u0000","http":{"method":"GET"}}}`,
+		`{"requestContext":{"elb":{"targetGroupArn":"arn"}},"httpMethod":"GET","path":"/a%zz b","multiValueQueryStringParameters":{"%":["1"]},"multiValueHeaders":{"host":["h"]}}`,
+		`{"requestContext":{"elb":{}},"httpMethod":"","path":"","headers":{"host":"bad host/"},"body":"!","isBase64Encoded":true}`,
 		`{}`, `null`, `[]`,
 	} {
 		f.Add([]byte(seed))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
@@ -25,6 +26,7 @@ type Handler struct {
 	log  *slog.Logger
 	v1   *httpadapter.HandlerAdapter
 	v2   *httpadapter.HandlerAdapterV2
+	alb  *httpadapter.HandlerAdapterALB
 }
 
 // New returns a Handler serving next. A nil logger discards logs.
@@ -35,7 +37,7 @@ func New(next http.Handler, logger *slog.Logger) *Handler {
 	// The adapters only convert events; serving happens in serve, so their
 	// own handler is never called.
 	unused := http.NotFoundHandler()
-	return &Handler{next: next, log: logger, v1: httpadapter.New(unused), v2: httpadapter.NewV2(unused)}
+	return &Handler{next: next, log: logger, v1: httpadapter.New(unused), v2: httpadapter.NewV2(unused), alb: httpadapter.NewALB(unused)}
 }
 
 // probe holds the fields that tell the payload formats apart.
@@ -46,21 +48,29 @@ type probe struct {
 		HTTP struct {
 			Method string `json:"method"`
 		} `json:"http"`
+		ELB *struct{} `json:"elb"`
 	} `json:"requestContext"`
 }
 
 // Invoke handles one Lambda invocation: payload is the raw event JSON and
 // the result is the JSON of the proxy response (events.APIGatewayV2HTTPResponse
-// for payload 2.0, events.APIGatewayProxyResponse otherwise). Requests that
+// for payload 2.0, events.ALBTargetGroupResponse for an Application Load
+// Balancer's event, events.APIGatewayProxyResponse otherwise). Requests that
 // cannot be converted get a 400 response; an error is returned only when the
 // payload is not an API Gateway proxy event at all (ErrNotHTTPEvent or a JSON
-// error), which API Gateway never sends.
+// error), which neither API Gateway nor a load balancer sends.
 func (h *Handler) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	var p probe
 	if err := json.Unmarshal(payload, &p); err != nil {
 		return nil, fmt.Errorf("lambdahttp: decode event: %w", err)
 	}
 	switch {
+	case p.RequestContext.ELB != nil:
+		var ev events.ALBTargetGroupRequest
+		if err := json.Unmarshal(payload, &ev); err != nil {
+			return nil, fmt.Errorf("lambdahttp: decode ALB event: %w", err)
+		}
+		return json.Marshal(h.ServeALB(ctx, ev))
 	case p.Version == "2.0" || (p.HTTPMethod == "" && p.RequestContext.HTTP.Method != ""):
 		var ev events.APIGatewayV2HTTPRequest
 		if err := json.Unmarshal(payload, &ev); err != nil {
@@ -130,6 +140,56 @@ func (h *Handler) ServeV1(ctx context.Context, ev events.APIGatewayProxyRequest)
 	if err != nil { // unreachable: serve always sets a status
 		h.log.ErrorContext(ctx, "lambdahttp: build response", slog.String("error", err.Error()))
 		return events.APIGatewayProxyResponse{StatusCode: http.StatusInternalServerError}
+	}
+	return resp
+}
+
+// ServeALB serves one Application Load Balancer event of a target group
+// with multi-value headers enabled (template.yaml turns it on, so repeated
+// query keys and headers arrive whole). Unlike API Gateway, the load
+// balancer passes the query string as the client sent it, percent-encoded;
+// the proxy encodes what it is given, so keys and values are decoded
+// first. The path arrives encoded as sent and is used as it is.
+func (h *Handler) ServeALB(ctx context.Context, ev events.ALBTargetGroupRequest) events.ALBTargetGroupResponse {
+	query, ok := decodeALBQuery(ev)
+	if !ok {
+		return badRequestALB()
+	}
+	ev.MultiValueQueryStringParameters, ev.QueryStringParameters = query, nil
+	single := ev.MultiValueHeaders == nil
+	if single && ev.Headers != nil {
+		ev.MultiValueHeaders = make(map[string][]string, len(ev.Headers))
+		for k, v := range ev.Headers {
+			ev.MultiValueHeaders[k] = []string{v}
+		}
+	}
+	ev.Headers = nil
+	r, err := h.alb.EventToRequestWithContext(ctx, ev)
+	if err != nil {
+		h.log.WarnContext(ctx, "lambdahttp: unusable ALB event", slog.String("error", err.Error()))
+		return badRequestALB()
+	}
+	finishRequest(r, nil)
+
+	w := core.NewProxyResponseWriterALB()
+	if !h.serve(w, r) {
+		w = core.NewProxyResponseWriterALB()
+		writeInternalError(w)
+	}
+	resp, err := w.GetProxyResponse()
+	if err != nil { // unreachable: serve always sets a status
+		h.log.ErrorContext(ctx, "lambdahttp: build response", slog.String("error", err.Error()))
+		return events.ALBTargetGroupResponse{StatusCode: http.StatusInternalServerError, StatusDescription: "500 Internal Server Error"}
+	}
+	// The load balancer wants "<code> <reason>"; the proxy gives the reason only.
+	resp.StatusDescription = fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+	if single {
+		// A target group without multi-value headers reads "headers" only.
+		resp.Headers = make(map[string]string, len(resp.MultiValueHeaders))
+		for k, vs := range resp.MultiValueHeaders {
+			resp.Headers[k] = strings.Join(vs, ", ")
+		}
+		resp.MultiValueHeaders = nil
 	}
 	return resp
 }

@@ -75,6 +75,7 @@ func (rec *recorder) seen(t *testing.T) *seen {
 // response is the union of both proxy response shapes.
 type response struct {
 	StatusCode        int                 `json:"statusCode"`
+	StatusDescription string              `json:"statusDescription"`
 	Headers           map[string]string   `json:"headers"`
 	MultiValueHeaders map[string][]string `json:"multiValueHeaders"`
 	Cookies           []string            `json:"cookies"`

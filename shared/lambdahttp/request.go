@@ -2,6 +2,8 @@ package lambdahttp
 
 import (
 	"net/http"
+
+	"github.com/aws/aws-lambda-go/events"
 	"net/textproto"
 	"net/url"
 	"strings"
@@ -61,4 +63,32 @@ func finishRequest(r *http.Request, params map[string]string) {
 	for name, value := range params {
 		r.SetPathValue(strings.TrimSuffix(name, "+"), value)
 	}
+}
+
+// decodeALBQuery returns the event's query parameters percent-decoded (the
+// multi-value ones when present). ok is false for an encoding that does
+// not decode, which net/http would refuse too.
+func decodeALBQuery(ev events.ALBTargetGroupRequest) (map[string][]string, bool) {
+	in := ev.MultiValueQueryStringParameters
+	if in == nil {
+		in = make(map[string][]string, len(ev.QueryStringParameters))
+		for k, v := range ev.QueryStringParameters {
+			in[k] = []string{v}
+		}
+	}
+	out := make(map[string][]string, len(in))
+	for k, vs := range in {
+		key, err := url.QueryUnescape(k)
+		if err != nil {
+			return nil, false
+		}
+		for _, v := range vs {
+			val, err := url.QueryUnescape(v)
+			if err != nil {
+				return nil, false
+			}
+			out[key] = append(out[key], val)
+		}
+	}
+	return out, true
 }

@@ -82,3 +82,12 @@ func badRequestV1() events.APIGatewayProxyResponse {
 		Body:              badRequestBody,
 	}
 }
+
+func badRequestALB() events.ALBTargetGroupResponse {
+	return events.ALBTargetGroupResponse{
+		StatusCode:        http.StatusBadRequest,
+		StatusDescription: "400 Bad Request",
+		MultiValueHeaders: map[string][]string{"Content-Type": {"text/plain; charset=utf-8"}},
+		Body:              badRequestBody,
+	}
+}

@@ -1,5 +1,8 @@
-// Package lambdamain is the composition root of every Lambda function:
-// functions/<route>/main.go calls HTTP and sweeper/<task>/main.go calls Sweep.
+// Package lambdamain is the composition root of the sweepers
+// (sweeper/<task>/main.go calls Sweep) and holds what every Lambda function
+// shares; the HTTP functions' root is package httpmain
+// (functions/<route>/main.go calls httpmain.Serve). lambdamain imports no
+// HTTP package, so a sweeper links no HTTP layer.
 //
 // Both build their dependencies once per execution environment, at init:
 // configuration from OCYPOD_* variables (config.FromEnv), a slog logger in
@@ -13,8 +16,9 @@
 // error, and ends the process with status 1. Its text goes through
 // ocypod.RedactSecrets, so no password or token reaches a log.
 //
-// The pieces are plain functions taking their dependencies (NewHTTPHandler,
-// NewSweepHandler, SweepBudget, ReportInitError), so tests drive them
+// The pieces are plain functions taking their dependencies (Setup,
+// OpenStore, NewSweepHandler, httpmain.NewHandler, SweepBudget,
+// ReportInitError), so tests drive them
 // without a Lambda runtime; the end-to-end tests in this package build the
 // real bootstraps and run them against a fake Runtime API and a real Redis.
 package lambdamain

@@ -92,6 +92,7 @@ func (e *e2e) proc(name string) *deploytest.Process {
 // apiResponse is the payload 2.0 response, or the 1.0 one.
 type apiResponse struct {
 	StatusCode        int                 `json:"statusCode"`
+	StatusDescription string              `json:"statusDescription"`
 	Headers           map[string]string   `json:"headers"`
 	MultiValueHeaders map[string][]string `json:"multiValueHeaders"`
 	Body              string              `json:"body"`
@@ -245,6 +246,20 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("REST response has no multiValueHeaders: %+v", r1)
 	}
 
+	// The internal load balancer's event to the same binaries: the path and
+	// query as the client encoded them, multi-value headers.
+	alb := fmt.Sprintf(`{"requestContext":{"elb":{"targetGroupArn":"arn:aws:elasticloadbalancing:eu-west-1:123456789012:targetgroup/ocyless-tag-jobs/0123456789abcdef"}},
+		"httpMethod":"GET","path":"/tag/nightly%%20batch","multiValueQueryStringParameters":{},
+		"multiValueHeaders":{"accept":["application/json"],"host":["internal-ocyless-alb-1.eu-west-1.elb.amazonaws.com"]},"body":"","isBase64Encoded":false}`)
+	ra := e.call("tag-jobs", []byte(alb))
+	expect(t, "ALB GET /tag/nightly%20batch", ra, http.StatusOK, "["+id+"]")
+	if ra.StatusDescription != "200 OK" || len(ra.MultiValueHeaders) == 0 {
+		t.Errorf("ALB response %+v, want a status description and multi-value headers", ra)
+	}
+	ra = e.call("get-job", []byte(strings.Replace(strings.Replace(alb, "/tag/nightly%20batch", "/job/"+id, 1),
+		`"multiValueQueryStringParameters":{}`, `"multiValueQueryStringParameters":{"fields":["id%2Cstatus"]}`, 1)))
+	expect(t, "ALB GET /job?fields=id%2Cstatus", ra, http.StatusOK, `{"id":`+id+`,"status":"completed"}`)
+
 	// A job with a 1 s timeout, taken by a worker, is timed out by one
 	// sweeper invocation: it waits (within its budget) until the job is due.
 	short := e.call("create-job", e.request("create-job", map[string]string{"name": "demo"}, `{"timeout":"1s"}`, ""))
@@ -265,10 +280,19 @@ func TestEndToEnd(t *testing.T) {
 	}
 	t.Logf("sweep-timeouts took %v: %s", time.Since(start).Round(time.Millisecond), res.Body)
 	// The invocation wrote its CloudWatch metrics to stdout, as one EMF line.
+	// It is written just before the answer, and the process's output is
+	// read by a goroutine of its own: poll it, with a deadline, until it
+	// arrives (a real process).
 	var emfLines []string
-	for line := range strings.SplitSeq(e.proc("timeouts").Output(), "\n") {
-		if strings.Contains(line, `"_aws"`) {
-			emfLines = append(emfLines, line)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		emfLines = emfLines[:0]
+		for line := range strings.SplitSeq(e.proc("timeouts").Output(), "\n") {
+			if strings.Contains(line, `"_aws"`) {
+				emfLines = append(emfLines, line)
+			}
+		}
+		if len(emfLines) > 0 || time.Now().After(deadline) {
+			break
 		}
 	}
 	if len(emfLines) != 1 {
@@ -318,6 +342,23 @@ func TestEndToEnd(t *testing.T) {
 			var resp apiResponse
 			if err := json.Unmarshal(res.Body, &resp); err != nil || resp.StatusCode >= 500 {
 				t.Errorf("%s with events/%s: %s", name, event, res.Body)
+			}
+			if strings.HasPrefix(event, "sweep-") {
+				continue
+			}
+			// The same request as the internal load balancer sends it.
+			payload, err = os.ReadFile(filepath.Join(root, "events", "alb", event))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err = e.proc(name).Invoke(t.Context(), payload, timeout)
+			if err != nil || res.IsError {
+				t.Errorf("%s with events/alb/%s: %v %s", name, event, err, res.Body)
+				continue
+			}
+			var alb apiResponse
+			if err := json.Unmarshal(res.Body, &alb); err != nil || alb.StatusCode >= 500 || alb.StatusDescription == "" {
+				t.Errorf("%s with events/alb/%s: %s", name, event, res.Body)
 			}
 		}
 	})

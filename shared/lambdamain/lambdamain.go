@@ -9,30 +9,14 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
-	"github.com/ocyless/ocyless/shared/lambdahttp"
 	"github.com/ocyless/ocyless/shared/ocypod"
 	"github.com/ocyless/ocyless/shared/redisstore"
 	"github.com/ocyless/ocyless/shared/sweep"
 )
 
-// Both handlers take the raw event bytes, so lambda.Start does no JSON
-// decoding of its own (any payload reaches them).
-var (
-	_ lambda.Handler = (*lambdahttp.Handler)(nil)
-	_ lambda.Handler = (*SweepHandler)(nil)
-)
-
-// HTTP runs the Lambda function serving the route named routeName of
-// httpapi's route table (e.g. "create-job"), for API Gateway events of
-// payload format 2.0 or 1.0. It never returns.
-func HTTP(routeName string) {
-	log := NewLogger()
-	h, err := NewHTTPHandler(os.LookupEnv, routeName, log)
-	if err != nil {
-		failInit(log, err)
-	}
-	lambda.Start(h)
-}
+// The handler takes the raw event bytes, so lambda.Start does no JSON
+// decoding of its own (any payload reaches it).
+var _ lambda.Handler = (*SweepHandler)(nil)
 
 // Sweep runs the scheduled Lambda function doing the sweep kind. It never
 // returns.
@@ -40,7 +24,7 @@ func Sweep(kind sweep.Kind) {
 	log := NewLogger()
 	h, err := NewSweepHandler(os.LookupEnv, kind, log)
 	if err != nil {
-		failInit(log, err)
+		FailInit(log, err)
 	}
 	lambda.Start(h)
 }
@@ -55,10 +39,10 @@ func NewLogger() *slog.Logger {
 	return log
 }
 
-// failInit reports an init failure and exits: logged, posted to the Runtime
+// FailInit reports an init failure and exits: logged, posted to the Runtime
 // API (so Lambda reports Runtime.InitError with our message rather than a
 // bare exit status), and exit status 1.
-func failInit(log *slog.Logger, err error) {
+func FailInit(log *slog.Logger, err error) {
 	msg := ocypod.RedactSecrets(err.Error())
 	log.Error("init failed", slog.String("error", msg))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

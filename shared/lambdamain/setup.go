@@ -9,8 +9,6 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/ocyless/ocyless/shared/config"
-	"github.com/ocyless/ocyless/shared/httpapi"
-	"github.com/ocyless/ocyless/shared/lambdahttp"
 	"github.com/ocyless/ocyless/shared/ocypod"
 	"github.com/ocyless/ocyless/shared/redisstore"
 )
@@ -20,58 +18,30 @@ import (
 // being replaced.
 const connsPerInvocation = 2
 
-// NewHTTPHandler builds the Lambda handler of the route routeName:
-// configuration from getenv, the store, httpapi's handler of that route and
-// the API Gateway adapter. A nil log discards logs.
-func NewHTTPHandler(getenv func(string) (string, bool), routeName string, log *slog.Logger) (*lambdahttp.Handler, error) {
-	log = orDiscard(log)
-	cfg, store, err := setup(getenv, log)
-	if err != nil {
-		return nil, err
-	}
-	// A route that never touches the store does not reach for Redis (its
-	// function has no network path to it).
-	if httpapi.NeedsStore(routeName) {
-		upgrade, err := openStore(store, cfg, log)
-		if err != nil {
-			return nil, err
-		}
-		if upgrade {
-			return nil, fmt.Errorf("namespace %q holds version-1 data: the sweepers are upgrading it (or run make migrate); this function starts once that is done", cfg.Redis.KeyNamespace)
-		}
-	}
-	opts := httpapi.ConfigOptions(cfg.Server)
-	opts.Logger = log
-	api := httpapi.New(store, opts)
-	h, err := api.RouteHandler(routeName)
-	if err != nil {
-		return nil, fmt.Errorf("route %q: %w", routeName, err)
-	}
-	return lambdahttp.New(h, log), nil
-}
-
-// openStore checks the store's Redis at init (see redisstore.Open) and
-// reports whether version-1 data waits for an upgrade. A Redis that cannot
-// be reached now is logged, not fatal: requests answer 503 until it is.
-func openStore(store *redisstore.Store, cfg config.Config, log *slog.Logger) (upgrade bool, err error) {
+// OpenStore checks the store's Redis at init (see redisstore.Open) and
+// returns what Open found (info.Upgrade: an older layout, or an upgrade
+// unfinished), checked false when Redis cannot be reached now: that is
+// logged, not fatal (requests answer 503 until it is, and the layout is
+// checked then).
+func OpenStore(store *redisstore.Store, cfg config.Config, log *slog.Logger) (info redisstore.OpenInfo, checked bool, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Redis.Timeout)
 	defer cancel()
-	info, err := store.Open(ctx)
+	info, err = store.Open(ctx)
 	switch {
 	case err != nil && ocypod.ErrorKind(err) == ocypod.KindUnavailable:
-		log.Warn("Redis not reachable at init; layout not checked", slog.String("error", ocypod.RedactSecrets(err.Error())))
-		return false, nil
+		log.Warn("Redis not reachable at init; layout not checked yet", slog.String("error", ocypod.RedactSecrets(err.Error())))
+		return info, false, nil
 	case err != nil:
-		return false, fmt.Errorf("store: %w", err)
+		return info, false, fmt.Errorf("store: %w", err)
 	case info.Eviction == "":
 		log.Debug("maxmemory-policy cannot be read here: not checked (it must be noeviction)")
 	}
-	return info.Upgrade, nil
+	return info, true, nil
 }
 
-// setup reads the configuration and builds the store. The Redis client
-// does not dial yet.
-func setup(getenv func(string) (string, bool), log *slog.Logger) (config.Config, *redisstore.Store, error) {
+// Setup reads the configuration from getenv and builds the store. The Redis
+// client does not dial yet.
+func Setup(getenv func(string) (string, bool), log *slog.Logger) (config.Config, *redisstore.Store, error) {
 	cfg, err := config.FromEnv(getenv)
 	if err != nil {
 		return config.Config{}, nil, fmt.Errorf("configuration: %w", err)
@@ -91,6 +61,7 @@ func setup(getenv func(string) (string, bool), log *slog.Logger) (config.Config,
 	}
 	sopts := redisstore.ConfigOptions(cfg)
 	sopts.Logger = log
+	sopts.AutoPipeline = autoPipeline(lambdacontext.MaxConcurrency())
 	store, err := redisstore.New(client, sopts)
 	if err != nil {
 		return config.Config{}, nil, fmt.Errorf("store: %w", err)
@@ -118,6 +89,17 @@ func ClientOptions(r config.Redis, maxConcurrency int) redisstore.ClientOptions 
 		ReadTimeout:  r.Timeout,
 		WriteTimeout: r.Timeout,
 	}
+}
+
+// autoPipeline is the store's automatic pipelining for a function that runs
+// maxConcurrency invocations at once: off for one at a time (its calls are
+// never concurrent, so it would only add a hand-over to each), the store's
+// default otherwise (Lambda Managed Instances).
+func autoPipeline(maxConcurrency int) int {
+	if maxConcurrency <= 1 {
+		return -1
+	}
+	return 0
 }
 
 // orDiscard returns log, or a logger that discards everything if it is nil.

@@ -4,7 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ocyless/ocyless/shared/httpapi"
 	"github.com/ocyless/ocyless/shared/lambdamain"
+	"github.com/ocyless/ocyless/shared/lambdamain/httpmain"
+	"github.com/ocyless/ocyless/shared/lambdamain/wake"
 	"github.com/ocyless/ocyless/shared/sweep"
 )
 
@@ -36,14 +39,29 @@ func TestNewHandlersAtInit(t *testing.T) {
 		{"iam", map[string]string{
 			"OCYPOD_REDIS_URL": "rediss://cache.example:6379", "OCYPOD_REDIS_IAM_USER": "ocy", "OCYPOD_REDIS_CACHE_NAME": "c",
 			"AWS_REGION": "eu-west-1", "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "s3cr3t", "AWS_SESSION_TOKEN": "tok"}, "health", ""},
+		{"wakes the dispatcher", map[string]string{"OCYPOD_REDIS_URL": unreachable, "OCYPOD_PUSH_DISPATCHER": "d",
+			"AWS_REGION": "eu-west-1", "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "s3cr3t"}, "create-job", ""},
+		{"wakes the dispatcher without a region", map[string]string{"OCYPOD_REDIS_URL": unreachable, "OCYPOD_PUSH_DISPATCHER": "d",
+			"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "s3cr3t"}, "create-job", "AWS_REGION"},
+		{"bad push allowed hosts", map[string]string{"OCYPOD_REDIS_URL": unreachable, "OCYPOD_PUSH_ALLOWED_HOSTS": "169.254.169.254"}, "put-queue", "allowed_hosts"},
 	}
 	for _, tt := range tests {
-		_, err := lambdamain.NewHTTPHandler(env(tt.env), tt.route, nil)
+		route := httpapi.Route{Name: tt.route} // not a route variable: no handler
+		for _, rt := range httpapi.Routes() {
+			if rt.Name == tt.route {
+				route = rt
+			}
+		}
+		var wraps []httpmain.Wrap
+		if _, ok := tt.env[wake.EnvDispatcher]; ok {
+			wraps = append(wraps, wake.Wrap)
+		}
+		_, err := httpmain.NewHandler(env(tt.env), route, httpapi.Allow(route.Pattern), nil, wraps...)
 		switch {
 		case tt.wantErr == "" && err != nil:
-			t.Errorf("%s: NewHTTPHandler = %v, want nil", tt.name, err)
+			t.Errorf("%s: httpmain.NewHandler = %v, want nil", tt.name, err)
 		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-			t.Errorf("%s: NewHTTPHandler = %v, want an error mentioning %s", tt.name, err, tt.wantErr)
+			t.Errorf("%s: httpmain.NewHandler = %v, want an error mentioning %s", tt.name, err, tt.wantErr)
 		case err != nil && (strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "s3cr3t")):
 			t.Errorf("%s: error %q leaks a secret", tt.name, err)
 		}

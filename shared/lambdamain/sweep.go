@@ -33,8 +33,10 @@ type SweepHandler struct {
 	Budget, Margin time.Duration
 	Now            func() time.Time // nil means time.Now
 	Log            *slog.Logger     // nil discards
-	// Upgrade, when set, converts version-1 data first, within the budget
-	// (redisstore.Store.Upgrade); the sweep runs once it is done.
+	// Upgrade, when set, brings the namespace's layout up to this
+	// version's first, within the budget (redisstore.Store.Upgrade: it
+	// works, or waits for the process that holds the upgrade lock and takes
+	// over if that one stops); the sweep runs only once it reports done.
 	Upgrade func(ctx context.Context, budget time.Duration) (bool, error)
 	// upgraded is set once Upgrade reported done (invocations may overlap).
 	upgraded atomic.Bool
@@ -70,11 +72,11 @@ func NewSweepHandler(getenv func(string) (string, bool), kind sweep.Kind, log *s
 	if _, err := sweep.ParseKind(string(kind)); err != nil {
 		return nil, err
 	}
-	cfg, store, err := setup(getenv, log)
+	cfg, store, err := Setup(getenv, log)
 	if err != nil {
 		return nil, err
 	}
-	upgrade, err := openStore(store, cfg, log)
+	info, checked, err := OpenStore(store, cfg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +99,10 @@ func NewSweepHandler(getenv func(string) (string, bool), kind sweep.Kind, log *s
 		KeyNamespace: ns,
 		LogLevel:     level,
 	}
-	if upgrade {
+	if info.Upgrade || !checked {
+		// An older layout (or one not checked yet: Upgrade reports done
+		// at once when there is nothing to do) is upgraded before any
+		// sweep.
 		h.Upgrade = store.Upgrade
 	}
 	return h, nil
@@ -151,13 +156,18 @@ func (h *SweepHandler) Run(ctx context.Context, payload []byte) (Summary, error)
 		slog.Duration("budget", budget), slog.String("source", ev.Source), slog.String("detail_type", ev.DetailType))
 
 	if h.Upgrade != nil && !h.upgraded.Load() {
-		done, err := h.Upgrade(ctx, budget)
+		// (A run left no time still does one step of it: a zero budget
+		// would be Upgrade's unbounded one.)
+		done, err := h.Upgrade(ctx, max(budget, time.Nanosecond))
 		if err != nil {
 			msg := ocypod.RedactSecrets(err.Error())
-			log.ErrorContext(ctx, "upgrade of version-1 data failed", slog.String("error", msg))
-			return Summary{Sweep: h.Kind, BudgetMS: budget.Milliseconds()}, errors.New(msg)
+			log.ErrorContext(ctx, "layout upgrade failed", slog.String("error", msg))
+			took := now().Sub(start)
+			h.writeMetrics(ctx, now, took, sweep.Totals{})
+			return Summary{Sweep: h.Kind, BudgetMS: budget.Milliseconds(), ElapsedMS: took.Milliseconds()}, errors.New(msg)
 		}
 		if !done {
+			log.InfoContext(ctx, "layout upgrade unfinished within the budget: no sweep yet; the next run goes on", slog.String("sweep", string(h.Kind)))
 			return Summary{Sweep: h.Kind, BudgetMS: budget.Milliseconds(), ElapsedMS: now().Sub(start).Milliseconds()}, nil
 		}
 		h.upgraded.Store(true)

@@ -12,6 +12,7 @@ import (
 // exposition is a parsed Prometheus text exposition (format 0.0.4).
 type exposition struct {
 	types   map[string]string  // family -> counter, gauge, histogram, ...
+	help    map[string]string  // family -> its HELP text
 	samples map[string]float64 // canonical series (name{a="x",b="y"}, labels sorted) -> value
 }
 
@@ -27,7 +28,7 @@ var (
 // _count; summaries: _sum, _count); no series twice; histogram buckets cumulative, ending in +Inf
 // equal to _count.
 func parseExposition(text string) (*exposition, error) {
-	e := &exposition{types: map[string]string{}, samples: map[string]float64{}}
+	e := &exposition{types: map[string]string{}, help: map[string]string{}, samples: map[string]float64{}}
 	if text != "" && !strings.HasSuffix(text, "\n") {
 		return nil, fmt.Errorf("the exposition does not end with a newline")
 	}
@@ -45,6 +46,9 @@ func (e *exposition) line(line string, seen map[string]bool) error {
 		f := strings.SplitN(rest, " ", 3)
 		switch {
 		case f[0] == "HELP" && len(f) >= 2 && metricNameRE.MatchString(f[1]):
+			if len(f) == 3 {
+				e.help[f[1]] = f[2]
+			}
 			return nil
 		case f[0] == "TYPE" && len(f) == 3 && metricNameRE.MatchString(f[1]) && slices.Contains(typesKnown, f[2]):
 			if _, dup := e.types[f[1]]; dup || seen[f[1]] {

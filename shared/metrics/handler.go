@@ -2,10 +2,13 @@ package metrics
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,11 +20,14 @@ import (
 // ContentType is the Prometheus text exposition format, version 0.0.4.
 const ContentType = "text/plain; version=0.0.4; charset=utf-8"
 
-// Store is what a scrape reads from Redis; *redisstore.Store has it. Both
-// calls are one pipelined round each, bounded by the store's Redis timeout.
+// Store is what a scrape reads from Redis; *redisstore.Store has it. Each
+// call is one pipelined round, bounded by the store's Redis timeout.
 type Store interface {
 	Info(ctx context.Context) (ocypod.ServerInfo, error)
 	OldestDue(ctx context.Context) (time.Duration, error)
+	// QueueMetrics returns the per-queue figures of queues (those left
+	// out have none).
+	QueueMetrics(ctx context.Context, queues []string) (map[string]ocypod.QueueMetrics, error)
 }
 
 // Handler answers GET and HEAD with every metric. When Redis cannot be
@@ -72,14 +78,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.sweeps != nil {
 		h.sweeps.set.WritePrometheus(&buf)
 	}
+	out := withHelp(buf.Bytes())
 	w.Header().Set("Content-Type", ContentType)
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	w.Header().Set("Cache-Control", "no-store")
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(out)
 }
 
-// writeStored reads the figures kept in Redis, Info and OldestDue at once
-// so that a scrape waits for one round trip, and writes them to buf.
+// writeStored reads the figures kept in Redis, Info and OldestDue at once,
+// then the per-queue figures of the queues Info shows (a scrape waits for
+// two round trips), and writes them to buf.
 func (h *Handler) writeStored(ctx context.Context, buf *bytes.Buffer) error {
 	var (
 		wg      sync.WaitGroup
@@ -96,12 +104,28 @@ func (h *Handler) writeStored(ctx context.Context, buf *bytes.Buffer) error {
 		return dueErr
 	}
 	set := vm.NewSet()
-	for q, c := range info.Queues {
+	shown, omitted := queuesShown(info.Queues)
+	figures, err := h.store.QueueMetrics(ctx, shown)
+	if err != nil {
+		return err
+	}
+	for _, q := range shown {
+		c := info.Queues[q]
+		label := `{queue="` + labelValue(q) + `"}`
 		for _, st := range ocypod.AllStatuses {
 			name := QueueJobs + `{queue="` + labelValue(q) + `",status="` + string(st) + `"}`
 			set.NewGauge(name, nil).Set(float64(count(c, st)))
 		}
+		f := figures[q]
+		for _, c := range []struct {
+			event string
+			n     uint64
+		}{{"created", f.Created}, {"completed", f.Completed}, {"failed", f.Failed}, {"timed_out", f.TimedOut}} {
+			set.NewCounter(QueuePrefix + c.event + "_total" + label).Set(c.n)
+		}
+		set.NewGauge(QueueOldestQueued+label, nil).Set(f.OldestQueued.Seconds())
 	}
+	set.NewGauge(QueuesOmitted, nil).Set(float64(omitted))
 	s := info.Statistics
 	for _, c := range []struct {
 		event string
@@ -112,6 +136,8 @@ func (h *Handler) writeStored(ctx context.Context, buf *bytes.Buffer) error {
 	} {
 		set.NewCounter(JobsPrefix + c.event + "_total").Set(c.n)
 	}
+	set.NewCounter(DeadLettersSkipped).Set(info.DeadLettersSkipped)
+	set.NewCounter(CallbacksGivenUp).Set(info.CallbacksGivenUp)
 	set.NewGauge(OldestDue, nil).Set(oldest.Seconds())
 	set.WritePrometheus(buf)
 	return nil
@@ -122,4 +148,25 @@ func writeText(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(msg))
+}
+
+// queuesShown are the queues QueueJobs shows: those holding jobs, at most
+// MaxQueueSeries of them, the most jobs first (then by name); omitted
+// counts the others that hold jobs.
+func queuesShown(queues map[string]ocypod.QueueCounts) (shown []string, omitted int) {
+	totals := map[string]uint64{}
+	for q, c := range queues {
+		if n := total(c); n > 0 {
+			totals[q] = n
+			shown = append(shown, q)
+		}
+	}
+	slices.SortFunc(shown, func(a, b string) int {
+		return cmp.Or(cmp.Compare(totals[b], totals[a]), strings.Compare(a, b))
+	})
+	if len(shown) > MaxQueueSeries {
+		omitted = len(shown) - MaxQueueSeries
+		shown = shown[:MaxQueueSeries]
+	}
+	return shown, omitted
 }

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -110,6 +111,11 @@ func TestScrape(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, body)
 	}
+	for family := range e.types {
+		if e.help[family] == "" {
+			t.Errorf("%s has no HELP text", family)
+		}
+	}
 	want := map[string]map[ocypod.Status]float64{
 		"mail": {ocypod.StatusQueued: 1, ocypod.StatusRunning: 1, ocypod.StatusCompleted: 1, ocypod.StatusScheduled: 1},
 		"sms":  {ocypod.StatusCancelled: 1},
@@ -125,7 +131,7 @@ func TestScrape(t *testing.T) {
 	for name, w := range map[string]float64{
 		"ocyless_jobs_created_total": 5, "ocyless_jobs_completed_total": 1, "ocyless_jobs_cancelled_total": 1,
 		"ocyless_jobs_failed_total": 0, "ocyless_jobs_retried_total": 0, "ocyless_jobs_timed_out_total": 0,
-		OldestDue:                        30,
+		OldestDue: 30, DeadLettersSkipped: 0,
 		SweepJobs + `{sweep="timeouts"}`: 2, SweepErrors + `{sweep="timeouts"}`: 1,
 		SweepJobs + `{sweep="schedules"}`: 3, SweepErrors + `{sweep="schedules"}`: 0,
 		SweepJobs + `{sweep="expiry"}`:             0,
@@ -133,6 +139,12 @@ func TestScrape(t *testing.T) {
 		SweepDuration + `_bucket{le="0.05",sweep="timeouts"}`: 1, SweepDuration + `_bucket{le="2.5",sweep="timeouts"}`: 2,
 		SweepDuration + `_bucket{le="0.001",sweep="schedules"}`: 1,
 		SweepDuration + `_count{sweep="retries"}`:               0,
+		// Per queue: today's counts, and the queued job's 91 s.
+		`ocyless_queue_created_total{queue="mail"}`: 4, `ocyless_queue_completed_total{queue="mail"}`: 1,
+		`ocyless_queue_failed_total{queue="mail"}`: 0, `ocyless_queue_timed_out_total{queue="mail"}`: 0,
+		QueueOldestQueued + `{queue="mail"}`:       91,
+		`ocyless_queue_created_total{queue="sms"}`: 1, `ocyless_queue_completed_total{queue="sms"}`: 0,
+		QueueOldestQueued + `{queue="sms"}`: 0,
 	} {
 		if !strings.Contains(name, "{") {
 			name += "{}"
@@ -142,7 +154,8 @@ func TestScrape(t *testing.T) {
 		}
 	}
 	for family, typ := range map[string]string{QueueJobs: "gauge", OldestDue: "gauge", SweepDuration: "histogram",
-		SweepJobs: "counter", SweepErrors: "counter", "ocyless_jobs_created_total": "counter"} {
+		SweepJobs: "counter", SweepErrors: "counter", "ocyless_jobs_created_total": "counter",
+		"ocyless_queue_created_total": "counter", "ocyless_queue_timed_out_total": "counter", QueueOldestQueued: "gauge"} {
 		if e.types[family] != typ {
 			t.Errorf("TYPE %s = %q, want %s", family, e.types[family], typ)
 		}
@@ -155,6 +168,47 @@ func TestScrape(t *testing.T) {
 	if resp, _ := get(t, NewHandler(store, rec, 2*time.Second, nil), http.MethodPost); resp.StatusCode != http.StatusMethodNotAllowed ||
 		resp.Header.Get("Allow") != "GET, HEAD" {
 		t.Errorf("POST = %d Allow %q, want 405 GET, HEAD", resp.StatusCode, resp.Header.Get("Allow"))
+	}
+}
+
+// TestScrapeSkippedDeadLetters: jobs failed for good whose dead letter
+// queue was deleted are counted, over four partitions.
+func TestScrapeSkippedDeadLetters(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	store, err := redisstore.New(redistest.Shared(t).Client(), redisstore.Options{Namespace: redistest.Namespace(t), Partitions: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{"work", "dead"} {
+		_, err := store.PutQueue(ctx, q, ocypod.DefaultQueueSettings())
+		must(err)
+	}
+	dl := "dead"
+	must(store.PatchQueue(ctx, "work", ocypod.QueuePatch{DeadLetterQueue: &dl}))
+	must(store.DeleteQueue(ctx, dl))
+	failed := ocypod.StatusFailed
+	for range 2 {
+		_, err := store.CreateJob(ctx, "work", ocypod.JobSpec{})
+		must(err)
+		j, err := store.NextJob(ctx, "work")
+		must(err)
+		_, _, err = store.UpdateJob(ctx, j.ID, ocypod.JobUpdate{Status: &failed}, nil)
+		must(err)
+	}
+	resp, body := get(t, NewHandler(store, nil, 2*time.Second, nil), http.MethodGet)
+	e, err := parseExposition(body)
+	if resp.StatusCode != http.StatusOK || err != nil {
+		t.Fatalf("GET = %d, %v\n%s", resp.StatusCode, err, body)
+	}
+	if got := e.samples[DeadLettersSkipped+"{}"]; got != 2 || e.types[DeadLettersSkipped] != "counter" {
+		t.Fatalf("%s = %v (%s), want counter 2\n%s", DeadLettersSkipped, got, e.types[DeadLettersSkipped], body)
 	}
 }
 
@@ -226,5 +280,71 @@ func TestLabelValue(t *testing.T) {
 		if _, ok := e.value(QueueJobs, `queue="`+labelValue(q)+`"`); !ok {
 			t.Errorf("%q: series not found in %v", q, e.samples)
 		}
+	}
+}
+
+// TestScrapeQueueSeriesBounded: a queue without jobs gives no series, and
+// at most MaxQueueSeries queues (those holding the most jobs) give theirs;
+// QueuesOmitted counts the others. Not parallel: its thousand-odd writes
+// would slow the timing checks of the other tests.
+func TestScrapeQueueSeriesBounded(t *testing.T) {
+	ctx := t.Context()
+	store, err := redisstore.New(redistest.Shared(t).Client(), redisstore.Options{Namespace: redistest.Namespace(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(q string, jobs int) {
+		t.Helper()
+		if _, err := store.PutQueue(ctx, q, ocypod.DefaultQueueSettings()); err != nil {
+			t.Fatal(err)
+		}
+		for range jobs {
+			if _, err := store.CreateJob(ctx, q, ocypod.JobSpec{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	const empty, extra = 300, 3
+	for i := range empty {
+		put(fmt.Sprint("empty", i), 0)
+	}
+	for i := range MaxQueueSeries + extra {
+		put(fmt.Sprint("one", i), 1)
+	}
+	put("busy", 5)
+	resp, body := get(t, NewHandler(store, nil, 10*time.Second, nil), http.MethodGet)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET = %d %s", resp.StatusCode, body)
+	}
+	e, err := parseExposition(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for family, per := range map[string]int{QueueJobs: 8, QueuePrefix + "created_total": 1, QueuePrefix + "failed_total": 1,
+		QueuePrefix + "timed_out_total": 1, QueuePrefix + "completed_total": 1, QueueOldestQueued: 1} {
+		series, empty := 0, 0
+		for name := range e.samples {
+			if strings.HasPrefix(name, family+"{") {
+				series++
+				if strings.Contains(name, `queue="empty`) {
+					empty++
+				}
+			}
+		}
+		if want := per * MaxQueueSeries; series != want {
+			t.Errorf("%d %s series, want %d", series, family, want)
+		}
+		if empty > 0 {
+			t.Errorf("empty queues have %d %s series", empty, family)
+		}
+	}
+	if got, ok := e.value(QueuePrefix+"created_total", `queue="busy"`); !ok || got != 5 {
+		t.Errorf("busy queue's created = %v (present %v), want 5", got, ok)
+	}
+	if got, ok := e.value(QueueJobs, `queue="busy"`, `status="queued"`); !ok || got != 5 {
+		t.Errorf("busy queue's queued = %v (present %v), want 5", got, ok)
+	}
+	if got := e.samples[QueuesOmitted+"{}"]; got != extra+1 {
+		t.Errorf("%s = %v, want %d", QueuesOmitted, got, extra+1)
 	}
 }

@@ -19,12 +19,34 @@ import (
 
 // The metric names. Every one starts with "ocyless_".
 const (
-	// QueueJobs is a gauge {queue, status}: a queue's jobs in a status.
+	// QueueJobs is a gauge {queue, status}: a queue's jobs in a status,
+	// for the MaxQueueSeries queues holding the most jobs; a queue without
+	// jobs has no series.
 	QueueJobs = "ocyless_queue_jobs"
+	// QueuesOmitted is a gauge: the queues holding jobs that QueueJobs
+	// (and the other per-queue families) leave out (past MaxQueueSeries).
+	QueuesOmitted = "ocyless_queues_omitted"
+	// QueuePrefix+event+"_total" are counters {queue} of a queue's jobs
+	// created, completed, failed and timed out today (UTC): read from the
+	// day's statistics, they start again from zero at midnight UTC, a
+	// counter reset that rate() and increase() take in their stride. For
+	// the queues QueueJobs shows.
+	QueuePrefix = "ocyless_queue_"
+	// QueueOldestQueued is a gauge {queue}: how long the queue's job
+	// queued longest has been queued, in seconds; 0 when none is. For the
+	// queues QueueJobs shows.
+	QueueOldestQueued = "ocyless_queue_oldest_queued_seconds"
 	// JobsPrefix+event+"_total" are the six all-time counters of /info's
 	// statistics (created, completed, failed, retried, timed_out,
 	// cancelled), kept in Redis.
 	JobsPrefix = "ocyless_jobs_"
+	// DeadLettersSkipped is a counter, kept in Redis: dead letters
+	// dropped because their dead letter queue had been deleted (the jobs
+	// stay failed in their failure group).
+	DeadLettersSkipped = "ocyless_dead_letters_skipped_total"
+	// CallbacksGivenUp is a counter, kept in Redis: job callbacks given up
+	// after 24 hours of failed tries.
+	CallbacksGivenUp = "ocyless_callbacks_given_up_total"
 	// OldestDue is a gauge: how long the oldest overdue work (a timeout, a
 	// retry or scheduled job, an expiry, an outbox entry) has waited for a
 	// sweep, in seconds; 0 when nothing is overdue.
@@ -37,6 +59,52 @@ const (
 	// SweepErrors is a counter {sweep}: passes that failed.
 	SweepErrors = "ocyless_sweep_errors_total"
 )
+
+// Help is each family's HELP text (the exposition library writes the
+// HELP lines empty; ServeHTTP fills them in).
+var Help = map[string]string{
+	QueueJobs:                       "Jobs of a queue in a status (the 500 queues holding the most jobs; a queue without jobs has no series).",
+	QueuesOmitted:                   "Queues holding jobs that ocyless_queue_jobs and the other per-queue series leave out (past their 500 queues).",
+	QueuePrefix + "created_total":   "Jobs of a queue created today (UTC; from zero again at midnight UTC), for the queues ocyless_queue_jobs shows.",
+	QueuePrefix + "completed_total": "Jobs of a queue completed today (UTC; from zero again at midnight UTC), for the queues ocyless_queue_jobs shows.",
+	QueuePrefix + "failed_total":    "Job attempts of a queue that failed today (UTC; from zero again at midnight UTC; timeouts apart), for the queues ocyless_queue_jobs shows.",
+	QueuePrefix + "timed_out_total": "Job attempts of a queue that timed out today (UTC; from zero again at midnight UTC), for the queues ocyless_queue_jobs shows.",
+	QueueOldestQueued:               "Seconds the queue's job queued longest has been queued (0 when none is), for the queues ocyless_queue_jobs shows.",
+	JobsPrefix + "created_total":    "Jobs created, all time (GET /info's total_jobs_created).",
+	JobsPrefix + "completed_total":  "Jobs completed, all time.",
+	JobsPrefix + "failed_total":     "Job attempts that failed, all time.",
+	JobsPrefix + "retried_total":    "Jobs queued again for a retry, all time.",
+	JobsPrefix + "timed_out_total":  "Job attempts that timed out, all time.",
+	JobsPrefix + "cancelled_total":  "Jobs cancelled, all time.",
+	DeadLettersSkipped:              "Dead letters dropped because their dead letter queue had been deleted (the jobs stay failed).",
+	CallbacksGivenUp:                "Job callbacks given up after 24 hours of failed tries.",
+	OldestDue:                       "Seconds the oldest overdue work (a timeout, retry, scheduled job, expiry or outbox effect) has waited for a sweep; 0 when none.",
+	SweepDuration:                   "Seconds each sweep pass took, by sweep kind.",
+	SweepJobs:                       "Jobs, schedules and outbox effects the sweeps changed, by sweep kind.",
+	SweepErrors:                     "Sweep passes that failed, by sweep kind.",
+}
+
+// withHelp fills in the empty HELP lines of an exposition with Help's
+// texts.
+func withHelp(b []byte) []byte {
+	lines := strings.SplitAfter(string(b), "\n")
+	var out strings.Builder
+	out.Grow(len(b) + 1024)
+	for _, l := range lines {
+		if name, ok := strings.CutPrefix(strings.TrimSuffix(l, "\n"), "# HELP "); ok && !strings.Contains(name, " ") {
+			if h, ok := Help[name]; ok {
+				l = "# HELP " + name + " " + h + "\n"
+			}
+		}
+		out.WriteString(l)
+	}
+	return []byte(out.String())
+}
+
+// MaxQueueSeries bounds the queues QueueJobs and the other per-queue
+// families show (13 series each: 8 statuses, 4 counters, 1 age), so a
+// scrape stays small whatever the number of queues.
+const MaxQueueSeries = 500
 
 // SweepBuckets are the upper bounds, in seconds, of SweepDuration: a pass
 // over a batch of due jobs takes milliseconds, and one that keeps finding
@@ -98,6 +166,15 @@ func labelValue(v string) string {
 }
 
 var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+
+// total is c's jobs in every status.
+func total(c ocypod.QueueCounts) uint64 {
+	var n uint64
+	for _, st := range ocypod.AllStatuses {
+		n += count(c, st)
+	}
+	return n
+}
 
 // count is c's figure for status st.
 func count(c ocypod.QueueCounts, st ocypod.Status) uint64 {

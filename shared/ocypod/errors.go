@@ -69,6 +69,12 @@ func QueueNotFound(name string) *Error {
 	return &Error{Kind: KindNotFound, Message: fmt.Sprintf("Queue '%s' does not exist", name)}
 }
 
+// PushQueue is the 409 of a take from a queue whose jobs the server
+// delivers by push: only its dispatcher takes them.
+func PushQueue(name string) *Error {
+	return &Error{Kind: KindConflict, Message: fmt.Sprintf("Queue '%s' delivers its jobs by push", name)}
+}
+
 // WorkerNotFound is the 404 of a worker the registry does not know (never
 // seen, or forgotten after worker_expiry).
 func WorkerNotFound(name string) *Error {
@@ -132,6 +138,13 @@ func KeyExists(key string, id uint64) *Error {
 // pending job holds.
 func KeyPending(id, other uint64) *Error {
 	return &Error{Kind: KindConflict, Message: fmt.Sprintf("Job %d cannot be requeued: job %d with the same key is pending", id, other)}
+}
+
+// KeyMoved is the 409 of a requeue or retry of a keyed job that an earlier
+// version placed outside its sharded queue's first shard, where that
+// queue's keys now live.
+func KeyMoved(id uint64) *Error {
+	return &Error{Kind: KindConflict, Message: fmt.Sprintf("Job %d cannot be requeued: its key is now kept in its queue's first shard; create a new job with it", id)}
 }
 
 // Invalid is a 400 with the given message.

@@ -48,6 +48,21 @@ type Job struct {
 	Worker         string // who took it last ("" when not given)
 	Error          *JobError
 	History        []Attempt // the last MaxHistory attempts, oldest first
+	// Callback is the job's callback (package push's stored form, secret
+	// included): never written to an answer as it is. CallbackView is
+	// what ?fields=callback shows of it (nil: the job has none, or it was
+	// not read).
+	Callback     Sealed
+	CallbackView *JobCallback
+}
+
+// JobCallback is the public view of a job's callback: where it goes, for
+// which endings, and what became of the current ending's.
+type JobCallback struct {
+	URL         string
+	On          []Status
+	DeliveredAt *time.Time // nil until delivered
+	Attempts    uint64     // tries made for the current ending
 }
 
 // Ended is Ocypod's derived "ended" flag (see IsEnded); a failed or
@@ -74,7 +89,7 @@ var JobFields = []string{
 // named in ?fields=.
 var ExtJobFields = []string{
 	"priority", "run_at", "key", "depends_on", "retry_backoff", "timeout_retries",
-	"tracked", "worker", "error", "attempt", "dependents", "history",
+	"tracked", "worker", "error", "attempt", "dependents", "history", "callback",
 }
 
 // MaxHistory is how many attempts a job's history keeps.
@@ -148,6 +163,9 @@ type JobSpec struct {
 	RetryBackoff   *Backoff // exclusive with RetryDelays
 	TimeoutRetries *uint64
 	Tracked        *bool
+	// Callback is the job's callback (package push's stored form); nil:
+	// the queue's, if it has one, is copied when the job is created.
+	Callback Sealed
 }
 
 // OnConflict says what a create with the key of a pending job does.
@@ -231,6 +249,21 @@ type NextJobSpec struct {
 // job created by "next" (0 when none).
 type UpdateResult struct {
 	NextID uint64
+}
+
+// BatchUpdate is one item of PATCH /jobs: a PATCH /job/{id} of job ID
+// (Update.Attempt fences it as ?attempt= does).
+type BatchUpdate struct {
+	ID     uint64
+	Update JobUpdate
+}
+
+// BatchOutcome is what one item of a batch (PATCH /jobs, POST
+// /jobs/heartbeat) did: Err, as the single call would have answered it,
+// or, when nil, the update's result.
+type BatchOutcome struct {
+	Err    error
+	Result UpdateResult
 }
 
 // RetryResult is the answer of POST /job/{id}/retry.

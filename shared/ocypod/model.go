@@ -14,6 +14,22 @@ type TakeRequest struct {
 	// RoundRobin starts at a different queue each call (order=round_robin)
 	// instead of the first (order=ordered).
 	RoundRobin bool
+	// Stop, when closed, ends a long-poll's wait at once: the take answers
+	// with what it has (a server shutting down). Redis calls under way
+	// finish: a job taken is never dropped.
+	Stop <-chan struct{}
+	// Why, when not nil, is set to why a take that finds nothing found
+	// nothing, when a queue's limit held its queued jobs back: "paused",
+	// "concurrency" or "rate_limit" (left as it is otherwise).
+	Why *string
+	// Push is the push dispatcher's take: the only one a push queue
+	// allows (others are ocypod.PushQueue refusals), and refused by a
+	// queue without push.
+	Push bool
+	// PushTimeout, with Push, raises each taken job's timeout and
+	// heartbeat timeout (when set) to at least this many whole seconds,
+	// so the store never times a job out while it is being delivered.
+	PushTimeout time.Duration
 }
 
 // Limits of takes.
@@ -21,6 +37,12 @@ const (
 	MaxTakeCount = 100
 	MaxWait      = 20 * time.Second
 )
+
+// MaxAnswerBytes bounds the body of a listing page or a take with count
+// (under Lambda's 6 MB response limit): a page stops early with a next
+// cursor, a take takes only the jobs that fit (at least one, whatever its
+// size).
+const MaxAnswerBytes = 5 << 20
 
 // ListRequest selects jobs for GET /queue/{name}/jobs (Queue set) and
 // GET /jobs (Queue empty). Empty filters select everything.
@@ -120,6 +142,26 @@ type DurationStats struct {
 type QueueStats struct {
 	Created, Completed, Failed, Retries uint64
 	Wait, Run                           DurationStats
+}
+
+// MinuteCount is how many minutes MinuteStats covers: the last hour.
+const MinuteCount = 60
+
+// MinuteStats is GET /queue/{name}/stats?by=minute's "minutes": a queue's
+// jobs created, completed and failed (timed out included) in each minute
+// of the last hour, oldest first; Start is the first minute, the last is
+// the one under way.
+type MinuteStats struct {
+	Start                      time.Time
+	Created, Completed, Failed [MinuteCount]uint64
+}
+
+// QueueMetrics are a queue's figures on GET /metrics: its jobs created,
+// completed, failed and timed out today (UTC), and how long its job queued
+// longest has been queued (0 when none is).
+type QueueMetrics struct {
+	Created, Completed, Failed, TimedOut uint64
+	OldestQueued                         time.Duration
 }
 
 // Schedule is a recurring job: PUT /queue/{name}/schedules/{id}.

@@ -16,6 +16,8 @@ type QueueSettings struct {
 	TimeoutRetries  *uint64    // inherited by jobs created without timeout_retries
 	DeadLetterQueue string     // where jobs that end failed for good are copied; "" none
 	Shards          uint64     // partitions the queue's jobs spread over; 0 and 1: one
+	Push            Sealed     // push delivery target (package push's stored form); nil: takes
+	Callback        Sealed     // callback new jobs copy when they name none; nil: none
 }
 
 // RateLimit is a token bucket: PerSecond tokens a second, at most Burst
@@ -53,6 +55,12 @@ type QueuePatch struct {
 	ClearTimeoutRetries bool
 	DeadLetterQueue     *string // "" clears
 	Shards              *uint64
+	// Push and Callback replace the setting when their Set flag is true
+	// (nil then removes it).
+	Push        Sealed
+	PushSet     bool
+	Callback    Sealed
+	CallbackSet bool
 }
 
 // Apply returns s with the patch applied.
@@ -101,6 +109,12 @@ func (p *QueuePatch) Apply(s QueueSettings) QueueSettings {
 	if p.Shards != nil {
 		s.Shards = *p.Shards
 	}
+	if p.PushSet {
+		s.Push = p.Push
+	}
+	if p.CallbackSet {
+		s.Callback = p.Callback
+	}
 	return s
 }
 
@@ -141,6 +155,13 @@ type Statistics struct {
 type ServerInfo struct {
 	Queues     map[string]QueueCounts
 	Statistics Statistics
+	// DeadLettersSkipped counts the dead letters dropped because their
+	// queue no longer existed (the jobs stayed failed). /info does not
+	// show it; the local server's /metrics does.
+	DeadLettersSkipped uint64
+	// CallbacksGivenUp counts the job callbacks given up after 24 hours of
+	// failed tries; also a /metrics counter only.
+	CallbacksGivenUp uint64
 }
 
 // JobIDs are the ids of one queue's jobs grouped by status.

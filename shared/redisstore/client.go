@@ -10,7 +10,7 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"strconv"
+	"reflect"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -57,8 +57,9 @@ const (
 )
 
 // NewClient returns a Redis client for o: a cluster client when
-// o.ClusterMode is set, a single-node client otherwise. It does not dial:
-// the first command does, so building it at Lambda init costs nothing.
+// o.ClusterMode is set, a single-node client otherwise, both built from one
+// redis.UniversalOptions (see settings). It does not dial: the first command
+// does, so building it at Lambda init costs nothing.
 //
 // Settings: dial, read and write timeouts from o, else from the URL's
 // query (dial_timeout=...), else 2s; the context's deadline honoured, and
@@ -70,65 +71,106 @@ const (
 // pooled connection before reusing it); no CLIENT SETINFO and no
 // maintenance notifications (managed Redis rejects them); TLS 1.2 or later
 // for rediss://. The error for a bad URL never contains its credentials.
+// The URL's other query settings (pool_size=, min_idle_conns=...) apply as
+// go-redis parses them, unless a setting above overrides them.
 func NewClient(o ClientOptions) (redis.UniversalClient, error) {
-	if o.URL == "" {
+	u, err := parseURL(o.URL, o.ClusterMode)
+	if err != nil {
+		return nil, err
+	}
+	settings(u, o)
+	return newClient(u), nil
+}
+
+// newClient builds the client of u with the store's hooks.
+func newClient(u *redis.UniversalOptions) redis.UniversalClient {
+	c := redis.NewUniversalClient(u)
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		cc.OnNewNode(func(node *redis.Client) { node.AddHook(noResendHook{}) })
+	}
+	c.AddHook(deadlineHook{u.ReadTimeout})
+	return c
+}
+
+// parseURL reads a Redis URL into UniversalOptions: with go-redis's own
+// parser for the mode (ParseClusterURL accepts several addr= seeds and no
+// database or unix socket; ParseURL one address), then every field of the
+// parsed options carried over by name (fromParsed). IsClusterMode is set
+// in cluster mode, so that one configuration endpoint still makes a
+// cluster client.
+func parseURL(raw string, cluster bool) (*redis.UniversalOptions, error) {
+	if raw == "" {
 		return nil, errors.New("redisstore: empty Redis URL")
 	}
-	if o.ClusterMode {
-		co, err := redis.ParseClusterURL(o.URL)
-		if err != nil {
-			return nil, urlError(err)
-		}
-		co.DialTimeout = timeout(o.DialTimeout, co.DialTimeout)
-		co.ReadTimeout = timeout(o.ReadTimeout, co.ReadTimeout)
-		co.WriteTimeout = timeout(o.WriteTimeout, co.WriteTimeout)
-		if o.PoolSize > 0 {
-			co.PoolSize = o.PoolSize
-		}
-		co.PoolTimeout = co.ReadTimeout
-		co.ContextTimeoutEnabled = true
-		co.MaxRetries = -1
-		co.DialerRetries = dialAttempts
-		co.ConnMaxIdleTime, co.ConnMaxLifetime = connMaxIdle, connMaxLifetime
-		co.DisableIdentity = true
-		co.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-		co.TLSConfig = secure(co.TLSConfig)
-		if o.Credentials != nil {
-			co.CredentialsProviderContext = o.Credentials
-		}
-		co.NewClient = func(opt *redis.Options) *redis.Client {
-			node := redis.NewClient(opt)
-			node.AddHook(noResendHook{})
-			return node
-		}
-		c := redis.NewClusterClient(co)
-		c.AddHook(deadlineHook{co.ReadTimeout})
-		return c, nil
+	var parsed any
+	var err error
+	if cluster {
+		parsed, err = redis.ParseClusterURL(raw)
+	} else {
+		parsed, err = redis.ParseURL(raw)
 	}
-	so, err := redis.ParseURL(o.URL)
 	if err != nil {
 		return nil, urlError(err)
 	}
-	so.DialTimeout = timeout(o.DialTimeout, so.DialTimeout)
-	so.ReadTimeout = timeout(o.ReadTimeout, so.ReadTimeout)
-	so.WriteTimeout = timeout(o.WriteTimeout, so.WriteTimeout)
+	u := &redis.UniversalOptions{IsClusterMode: cluster}
+	if err := fromParsed(u, parsed); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// fromParsed copies into u every exported field of parsed (a
+// *redis.Options or *redis.ClusterOptions) that UniversalOptions has under
+// the same name and type; a single address (Addr) becomes Addrs. Network is
+// the one field UniversalOptions lacks: go-redis derives it again from the
+// address ("unix" for a path), which a test checks. Anything else the parser
+// set that UniversalOptions cannot carry is an error, not silently lost.
+func fromParsed(u *redis.UniversalOptions, parsed any) error {
+	src := reflect.ValueOf(parsed).Elem()
+	dst := reflect.ValueOf(u).Elem()
+	for i := 0; i < src.NumField(); i++ {
+		f := src.Type().Field(i)
+		v := src.Field(i)
+		if !f.IsExported() || v.IsZero() {
+			continue
+		}
+		switch f.Name {
+		case "Addr":
+			u.Addrs = []string{v.String()}
+			continue
+		case "Network":
+			continue
+		}
+		d := dst.FieldByName(f.Name)
+		if !d.IsValid() || d.Type() != f.Type {
+			return fmt.Errorf("redisstore: the Redis URL sets %s, which this client cannot apply", f.Name)
+		}
+		d.Set(v)
+	}
+	return nil
+}
+
+// settings applies the store's fixed settings (see NewClient) to u, each
+// once for both modes.
+func settings(u *redis.UniversalOptions, o ClientOptions) {
+	u.DialTimeout = timeout(o.DialTimeout, u.DialTimeout)
+	u.ReadTimeout = timeout(o.ReadTimeout, u.ReadTimeout)
+	u.WriteTimeout = timeout(o.WriteTimeout, u.WriteTimeout)
 	if o.PoolSize > 0 {
-		so.PoolSize = o.PoolSize
+		u.PoolSize = o.PoolSize
 	}
-	so.PoolTimeout = so.ReadTimeout
-	so.ContextTimeoutEnabled = true
-	so.MaxRetries = -1
-	so.DialerRetries = dialAttempts
-	so.ConnMaxIdleTime, so.ConnMaxLifetime = connMaxIdle, connMaxLifetime
-	so.DisableIdentity = true
-	so.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-	so.TLSConfig = secure(so.TLSConfig)
+	// The read timeout is the whole budget: the pool wait too.
+	u.PoolTimeout = u.ReadTimeout
+	u.ContextTimeoutEnabled = true
+	u.MaxRetries = -1
+	u.DialerRetries = dialAttempts
+	u.ConnMaxIdleTime, u.ConnMaxLifetime = connMaxIdle, connMaxLifetime
+	u.DisableIdentity = true
+	u.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	u.TLSConfig = secure(u.TLSConfig)
 	if o.Credentials != nil {
-		so.CredentialsProviderContext = o.Credentials
+		u.CredentialsProviderContext = o.Credentials
 	}
-	c := redis.NewClient(so)
-	c.AddHook(deadlineHook{so.ReadTimeout})
-	return c, nil
 }
 
 // deadlineHook gives every command (and pipeline) one deadline, budget
@@ -140,24 +182,10 @@ func (deadlineHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h deadlineHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		ctx, cancel := context.WithTimeout(ctx, h.budget+blockTime(cmd))
+		ctx, cancel := context.WithTimeout(ctx, h.budget)
 		defer cancel()
 		return next(ctx, cmd)
 	}
-}
-
-// blockTime is how long a blocking command (a long-poll's BLPOP) may wait
-// on the server, which its deadline must allow on top of the budget.
-func blockTime(cmd redis.Cmder) time.Duration {
-	if cmd.Name() != "blpop" {
-		return 0
-	}
-	args := cmd.Args()
-	secs, err := strconv.ParseFloat(fmt.Sprint(args[len(args)-1]), 64)
-	if err != nil {
-		return 0
-	}
-	return time.Duration(secs * float64(time.Second))
 }
 
 func (h deadlineHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {

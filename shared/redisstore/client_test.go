@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -336,5 +337,33 @@ func TestNewValidatesNamespace(t *testing.T) {
 	}
 	if n := rdb.HExists(t.Context(), "{ocypod}:q", "q").Val(); !n {
 		t.Fatalf("the default namespace did not write {ocypod}:q")
+	}
+}
+
+// TestNewClientURLSettings: the URL's own query settings reach the client
+// in both modes (NewClient builds both through one UniversalOptions), and
+// the store's fixed settings override the URL's where they must.
+func TestNewClientURLSettings(t *testing.T) {
+	t.Parallel()
+	rdb := mustClient(t, redisstore.ClientOptions{URL: "redis://u:p@h:6380/3?client_name=me&pool_size=7&min_idle_conns=1&max_idle_conns=5" +
+		"&max_active_conns=9&pool_fifo=true&protocol=2&max_retries=4&conn_max_idle_time=1m&pipeline_pool_size=3"})
+	o := rdb.(*redis.Client).Options()
+	if o.Network != "tcp" || o.Addr != "h:6380" || o.DB != 3 || o.Username != "u" || o.Password != "p" || o.ClientName != "me" ||
+		o.PoolSize != 7 || o.MinIdleConns != 1 || o.MaxIdleConns != 5 || o.MaxActiveConns != 9 || !o.PoolFIFO || o.Protocol != 2 ||
+		o.PipelinePoolSize != 3 || o.MaxRetries != 0 || o.ConnMaxIdleTime != 4*time.Minute || o.ConnMaxLifetime != time.Hour {
+		t.Fatalf("single-node options = %+v", o)
+	}
+	rdb = mustClient(t, redisstore.ClientOptions{URL: "redis://u:p@h1:6379?addr=h2:6380&max_redirects=5&read_only=true&route_randomly=true" +
+		"&pool_size=6&client_name=me&read_timeout=3s&max_retries=4", ClusterMode: true, PoolSize: 8})
+	co := rdb.(*redis.ClusterClient).Options()
+	if !slices.Equal(co.Addrs, []string{"h1:6379", "h2:6380"}) || co.Username != "u" || co.Password != "p" || co.MaxRedirects != 5 ||
+		!co.ReadOnly || !co.RouteRandomly || co.PoolSize != 8 || co.ClientName != "me" || co.ReadTimeout != 3*time.Second ||
+		co.PoolTimeout != 3*time.Second || co.MaxRetries != -1 || co.ConnMaxIdleTime != 4*time.Minute || co.ConnMaxLifetime != time.Hour {
+		t.Fatalf("cluster options = %+v", co)
+	}
+	// One address with cluster mode is still a cluster client (a
+	// configuration endpoint); without it, a single-node one.
+	if _, ok := mustClient(t, redisstore.ClientOptions{URL: "redis://cfg:6379", ClusterMode: true}).(*redis.ClusterClient); !ok {
+		t.Fatal("cluster mode with one address is not a cluster client")
 	}
 }

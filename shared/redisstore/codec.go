@@ -10,7 +10,7 @@ import (
 )
 
 // storedQueue is a queue's settings as stored in a partition's q hash
-// (short names; lib.lua reads them). Durations are whole seconds.
+// (short names; records.lua reads them). Durations are whole seconds.
 type storedQueue struct {
 	Timeout          flexNum   `json:"t,omitempty"`
 	HeartbeatTimeout flexNum   `json:"h,omitempty"`
@@ -27,6 +27,10 @@ type storedQueue struct {
 	RetryBackoff     string    `json:"bo,omitempty"` // JSON {min, max, factor, jitter}
 	TimeoutRetries   *flexNum  `json:"tr,omitempty"`
 	DeadLetterQueue  string    `json:"dl,omitempty"`
+	// Push and Callback are the sealed settings' text (package push's
+	// stored form, secret included).
+	Push     string `json:"pu,omitempty"`
+	Callback string `json:"cb,omitempty"`
 }
 
 type storedRL struct {
@@ -119,6 +123,12 @@ func (q *storedQueue) settings() (ocypod.QueueSettings, error) {
 	if q.Shards <= 1 {
 		s.Shards = 0
 	}
+	if q.Push != "" {
+		s.Push = ocypod.Sealed(q.Push)
+	}
+	if q.Callback != "" {
+		s.Callback = ocypod.Sealed(q.Callback)
+	}
 	var err error
 	if s.RetryDelays, err = decodeDelays(q.RetryDelays); err != nil {
 		return s, fmt.Errorf("retry_delays: %w", err)
@@ -168,7 +178,7 @@ func (d *numReader) micros(v flexNum) *time.Time {
 	return &t
 }
 
-// storedJob is a job's metadata as lib.lua stores it (META there).
+// storedJob is a job's metadata as records.lua stores it (META there).
 type storedJob struct {
 	Queue            string   `json:"q"`
 	Status           string   `json:"s"`
@@ -200,6 +210,9 @@ type storedJob struct {
 	Abandoned        flexBool `json:"X"`
 	Group            string   `json:"E"`
 	Input            *string  `json:"i"` // a small input, kept with the metadata
+	// Callback is the sealed callback text (also keeps "C" out of
+	// CreatedAt's "c" under case-insensitive matching).
+	Callback string `json:"C"`
 	// Fields Go does not read, named so that encoding/json's
 	// case-insensitive matching cannot pour them into the ones above.
 	Sc            flexNum  `json:"o"`
@@ -208,7 +221,7 @@ type storedJob struct {
 	Blocked       flexBool `json:"K"`
 }
 
-// flexBool is true for JSON true or a non-zero number (lib.lua stores 1).
+// flexBool is true for JSON true or a non-zero number (records.lua stores 1).
 type flexBool bool
 
 func (b *flexBool) UnmarshalJSON(v []byte) error {
@@ -249,6 +262,9 @@ func decodeJob(id uint64, meta string, input, output, errText *string) (*ocypod.
 		Tracked:          bool(m.Tracked),
 		Attempt:          d.uint(m.Attempt),
 		Worker:           m.Worker,
+	}
+	if m.Callback != "" {
+		j.Callback = ocypod.Sealed(m.Callback)
 	}
 	if t := d.micros(m.CreatedAt); t != nil {
 		j.CreatedAt = *t

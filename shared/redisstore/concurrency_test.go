@@ -30,7 +30,9 @@ func TestConcurrentDrain(t *testing.T) {
 		stop      = make(chan struct{})
 	)
 	ctx := t.Context()
+	swept := make(chan struct{})
 	go func() { // a sweeper racing the workers; nothing is due
+		defer close(swept)
 		for {
 			select {
 			case <-stop:
@@ -69,6 +71,7 @@ func TestConcurrentDrain(t *testing.T) {
 	}
 	wg.Wait()
 	close(stop)
+	<-swept // no sweep in flight when the test ends (and its context is cancelled)
 	if len(delivered) != jobs {
 		t.Fatalf("%d jobs delivered, want %d", len(delivered), jobs)
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
 )
@@ -35,5 +36,36 @@ func TestClusterNoResend(t *testing.T) {
 	}
 	if n := count("HGET"); n != 1 {
 		t.Errorf("the node got HGET %d times (%v), want once", n, got)
+	}
+}
+
+// TestClusterNoResendPipelined: the same for the script calls the store
+// pipelines itself (one per partition, as /info's): a cluster pipeline
+// would send a broken connection's commands again, up to MaxRedirects
+// times.
+func TestClusterNoResendPipelined(t *testing.T) {
+	t.Parallel()
+	f := startFakeNode(t, "", true)
+	rdb, err := NewClient(ClientOptions{URL: "redis://" + f.addr(), ClusterMode: true, ReadTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rdb.Close() })
+	s, err := New(rdb, Options{Namespace: "errs", Partitions: 2, Scripts: "functions"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Info(t.Context())
+	if ocypod.ErrorKind(err) != ocypod.KindUnavailable {
+		t.Fatalf("Info = %v, want 503", err)
+	}
+	n := 0
+	for _, c := range f.received() {
+		if c == "FCALL" {
+			n++
+		}
+	}
+	if n > 2 {
+		t.Errorf("the node got %d script calls (%v), want one per partition at most", n, f.received())
 	}
 }

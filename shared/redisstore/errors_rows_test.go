@@ -142,7 +142,7 @@ func private(t *testing.T, o redistest.Options) *redistest.Server {
 func storeAt(t *testing.T, o ClientOptions) *Store {
 	t.Helper()
 	if o.ReadTimeout == 0 {
-		o.DialTimeout, o.ReadTimeout, o.WriteTimeout = time.Second, time.Second, time.Second
+		o.DialTimeout, o.ReadTimeout, o.WriteTimeout = 5*time.Second, 5*time.Second, 5*time.Second
 	}
 	rdb, err := NewClient(o)
 	if err != nil {

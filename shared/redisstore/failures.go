@@ -37,7 +37,7 @@ func (s *Store) groupCounts(ctx context.Context) ([]map[string]uint64, error) {
 	pipe := s.rdb.Pipeline()
 	cmds := make([]*redis.MapStringStringCmd, s.l.P)
 	for p := range s.l.P {
-		cmds[p] = pipe.HGetAll(ctx, s.l.key(p, "fgc"))
+		cmds[p] = pipe.HGetAll(ctx, s.l.key(p, keyFailCounts))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, translate(err)
@@ -70,7 +70,7 @@ func (s *Store) FailureJobs(ctx context.Context, group string, limit int, cur st
 	}
 	lo, hi := lexRange(escLex(group))
 	args := map[string]any{"limit": limit, "scan": limit, "parts": partsFor(nil), "count_group": group,
-		"sources": []listSource{{Index: "fg", Lo: lo, Hi: hi}}}
+		"sources": []listSource{{Index: keyFailures, Lo: lo, Hi: hi}}}
 	page, total, err := s.listPageTotal(ctx, ocypod.ListRequest{Limit: limit, Cursor: cur}, args)
 	if err != nil {
 		return fail(err)
@@ -119,7 +119,7 @@ func (s *Store) RetryFailures(ctx context.Context, group string, limit int, queu
 			left -= n
 			args := map[string]any{"group": group, "limit": n}
 			if queue != "" {
-				args["queue"] = queue
+				args["queue"], args["part"] = queue, s.effectPart(queue, "")
 			}
 			calls = append(calls, &call{sc: scriptRetryGroup, p: p, args: args})
 		}

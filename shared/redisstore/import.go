@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ocyless/ocyless/shared/config"
 	"github.com/ocyless/ocyless/shared/ocypod"
 )
 
@@ -40,6 +42,11 @@ type ImportOptions struct {
 	// BatchSize is how many jobs one step copies (one script per partition
 	// holding some of them); 0 means 500.
 	BatchSize int
+	// MaxValueSize is the API's request body limit (server.max_body_size;
+	// 0 means config.DefaultMaxBodySize): a job whose input or output is
+	// larger could not have been created through the API, and is skipped
+	// with a report line, as a job whose tags the API refuses.
+	MaxValueSize int64
 	// Progress, when set, is called after each step with the number of the
 	// source's jobs handled so far (copied, found copied, or skipped) and
 	// their total.
@@ -129,6 +136,7 @@ func (s *Store) Import(ctx context.Context, o ImportOptions) (*ImportReport, err
 	if err != nil {
 		return fail(err)
 	}
+	u.maxValue = cmp.Or(o.MaxValueSize, config.DefaultMaxBodySize)
 	rep.LastID = u.lastID
 	for _, q := range u.queues {
 		rep.Queues = append(rep.Queues, q.name)

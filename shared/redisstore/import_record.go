@@ -125,6 +125,9 @@ func (u *upstream) upstreamJob(id uint64, h map[string]string) (*importRecord, e
 		if err := json.Unmarshal([]byte(t), &tags); err != nil || tags == nil {
 			return nil, fmt.Errorf("its tags %q are not a JSON array of strings", truncate(t))
 		}
+		if err := (&ocypod.JobSpec{Tags: tags}).Validate(); err != nil {
+			return nil, fmt.Errorf("its tags are refused by the API: %s", ocypod.ErrorMessage(err))
+		}
 		if r.Tags, r.TagList, err = encodeTags(tags); err != nil {
 			return nil, fmt.Errorf("its tags: %v", err)
 		}
@@ -134,6 +137,9 @@ func (u *upstream) upstreamJob(id uint64, h map[string]string) (*importRecord, e
 		dst  *string
 	}{{"input", &r.Input}, {"output", &r.Output}} {
 		if v, ok := h[f.name]; ok {
+			if u.maxValue > 0 && int64(len(v)) > u.maxValue {
+				return nil, fmt.Errorf("its %s is %d bytes, over the API's limit of %d (server.max_body_size)", f.name, len(v), u.maxValue)
+			}
 			if !json.Valid([]byte(v)) {
 				return nil, fmt.Errorf("its %s is not JSON", f.name)
 			}

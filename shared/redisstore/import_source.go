@@ -82,6 +82,8 @@ type upstream struct {
 	ids      []uint64        // every job key's id, ascending
 	totals   map[string]uint64
 	hasStats bool
+	// maxValue is the longest input or output copied (ImportOptions.MaxValueSize).
+	maxValue int64
 }
 
 // upstreamQueue is a registered queue and its settings as this store keeps

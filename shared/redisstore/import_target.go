@@ -33,7 +33,7 @@ const (
 )
 
 func (s *Store) importKey() string { return "{" + s.l.ns + "}:" + importKeyName }
-func (s *Store) metaKey() string   { return "{" + s.l.ns + "}:meta" }
+func (s *Store) metaKey() string   { return "{" + s.l.ns + "}:" + keyMeta }
 
 // importTarget is what Import found in the target namespace.
 type importTarget struct {
@@ -62,8 +62,8 @@ func (s *Store) checkTarget(ctx context.Context, source string) (importTarget, e
 	}
 	m, p := meta.Val(), prog.Val()
 	if len(m) > 0 {
-		if m["version"] != "2" {
-			return t, importRefused("the target namespace %q has layout version %q; this store writes version 2", s.l.ns, m["version"])
+		if m["version"] != strconv.Itoa(layoutVersion) {
+			return t, importRefused("the target namespace %q has layout version %q; this store writes version %d", s.l.ns, m["version"], layoutVersion)
 		}
 		if m["partitions"] != strconv.Itoa(s.l.P) {
 			return t, importRefused("the target namespace %q was written with partitions = %s, not %d: %v", s.l.ns, m["partitions"], s.l.P, ErrPartitionsChanged)
@@ -135,7 +135,7 @@ func (s *Store) beginImport(ctx context.Context, source string) error {
 	// The layout record and the progress share the namespace's own tag, so
 	// one transaction writes both.
 	pipe := s.rdb.TxPipeline()
-	pipe.HSetNX(octx, s.metaKey(), "version", "2")
+	pipe.HSetNX(octx, s.metaKey(), "version", strconv.Itoa(layoutVersion))
 	pipe.HSetNX(octx, s.metaKey(), "partitions", s.l.P)
 	pipe.HSet(octx, s.importKey(), impSource, source, impState, importCopying,
 		impStarted, s.now().UTC().Format(time.RFC3339))

@@ -34,14 +34,14 @@ func (s *Store) Info(ctx context.Context) (ocypod.ServerInfo, error) {
 		r := outs[p].(*infoReply)
 		for q, c := range r.Queues {
 			n := info.Queues[q]
-			n.Queued += c["q"]
-			n.Running += c["r"]
-			n.Failed += c["f"]
-			n.Completed += c["c"]
-			n.Cancelled += c["x"]
-			n.TimedOut += c["t"]
-			n.Scheduled += c["s"]
-			n.Waiting += c["w"]
+			n.Queued += c[codeQueued]
+			n.Running += c[codeRunning]
+			n.Failed += c[codeFailed]
+			n.Completed += c[codeCompleted]
+			n.Cancelled += c[codeCancelled]
+			n.TimedOut += c[codeTimedOut]
+			n.Scheduled += c[codeScheduled]
+			n.Waiting += c[codeWaiting]
 			info.Queues[q] = n
 		}
 		for i, name := range []string{"created", "completed", "retried", "failed", "timed_out", "cancelled"} {
@@ -53,6 +53,14 @@ func (s *Store) Info(ctx context.Context) (ocypod.ServerInfo, error) {
 				}
 				tot[i] += n
 			}
+		}
+		if v, ok := r.Totals["dead_letters_skipped"]; ok {
+			n, _ := strconv.ParseUint(v, 10, 64)
+			info.DeadLettersSkipped += n
+		}
+		if v, ok := r.Totals["callbacks_given_up"]; ok {
+			n, _ := strconv.ParseUint(v, 10, 64)
+			info.CallbacksGivenUp += n
 		}
 	}
 	info.Statistics = ocypod.Statistics{Created: tot[0], Completed: tot[1], Retried: tot[2],

@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
 )
@@ -28,6 +31,13 @@ func refusal(r *reply, id uint64, queue string, target *ocypod.Status, attempt .
 		return ocypod.JobNotFound(id)
 	case "corrupt":
 		return ocypod.Internal(fmt.Errorf("job %d: unreadable metadata", id))
+	case "not_push":
+		return ErrNotPush
+	case "push_queue":
+		if x.Queue != "" {
+			queue = x.Queue
+		}
+		return ocypod.PushQueue(queue)
 	case "queue_not_found":
 		if x.Queue != "" {
 			queue = x.Queue
@@ -52,12 +62,16 @@ func refusal(r *reply, id uint64, queue string, target *ocypod.Status, attempt .
 		return ocypod.KeyExists(x.Key, uint64(x.ID))
 	case "key_pending":
 		return ocypod.KeyPending(id, uint64(x.ID))
+	case "key_moved":
+		return ocypod.KeyMoved(id)
 	case "dep_missing":
 		return ocypod.Invalid(fmt.Sprintf("Invalid depends_on: job %d does not exist", uint64(x.ID)))
 	case "ids_exhausted":
 		return ocypod.StorageFull("Job ids exhausted: no id below 2^53 is left in this partition")
 	case "invalid":
 		return ocypod.Invalid(fmt.Sprintf("Invalid %s: %s", x.Field, x.Reason))
+	case "fenced":
+		return errFenced
 	}
 	return ocypod.Internal(fmt.Errorf("unexpected script error %q", r.Err))
 }
@@ -119,6 +133,7 @@ func specArgs(spec *ocypod.JobSpec, now time.Time) (map[string]any, error) {
 		if d := encodeDelays(spec.RetryDelays); d != "" {
 			a["retry_delays"] = d
 		}
+		a["delays_set"] = true
 	case spec.RetryBackoff != nil:
 		a["retry_backoff"] = encodeBackoff(spec.RetryBackoff)
 	default:
@@ -127,8 +142,11 @@ func specArgs(spec *ocypod.JobSpec, now time.Time) (map[string]any, error) {
 	if spec.TimeoutRetries != nil {
 		a["timeout_retries"] = num(*spec.TimeoutRetries)
 	}
-	if spec.Priority != nil && *spec.Priority != 0 {
+	if spec.Priority != nil {
 		a["priority"] = *spec.Priority
+	}
+	if len(spec.Callback) > 0 {
+		a["callback"] = string(spec.Callback)
 	}
 	if at := runAt(spec.RunAt, spec.Delay, now); at != "" {
 		a["run_at"] = at
@@ -142,11 +160,12 @@ func specArgs(spec *ocypod.JobSpec, now time.Time) (map[string]any, error) {
 			a["update_run_at"] = string(spec.UpdateRunAt)
 		}
 	}
-	if len(spec.DependsOn) > 0 {
+	if len(spec.DependsOn) > 0 || (spec.DependsOn != nil && spec.OnConflict == ocypod.OnConflictUpdate) {
+		// An update's empty list clears the pending job's dependencies.
 		a["depends_on"] = idStrings(spec.DependsOn)
 	}
-	if spec.Tracked != nil && *spec.Tracked {
-		a["tracked"] = true
+	if spec.Tracked != nil {
+		a["tracked"] = *spec.Tracked
 	}
 	return a, nil
 }
@@ -220,9 +239,9 @@ func (s *Store) CreateJob(ctx context.Context, queue string, spec ocypod.JobSpec
 }
 
 // CreateJobs creates a batch of jobs in queue, all checked before any is
-// written: one bad spec creates nothing. A batch that lands in one
-// partition is one atomic round trip; on a sharded queue each shard's part
-// is one (sent together). Errors as CreateJob's.
+// written: one bad spec creates nothing. A batch is one atomic script in
+// one partition, also on a sharded queue (see createPlaced). Errors as
+// CreateJob's.
 func (s *Store) CreateJobs(ctx context.Context, queue string, specs []ocypod.JobSpec) ([]ocypod.Created, error) {
 	fail := func(err error) ([]ocypod.Created, error) {
 		return nil, fmt.Errorf("redisstore: create job in %q: %w", queue, err)
@@ -232,7 +251,6 @@ func (s *Store) CreateJobs(ctx context.Context, queue string, specs []ocypod.Job
 	}
 	now := s.now()
 	args := make([]map[string]any, len(specs))
-	var deps []uint64
 	for i := range specs {
 		if err := validateSpec(&specs[i]); err != nil {
 			return fail(err)
@@ -246,64 +264,83 @@ func (s *Store) CreateJobs(ctx context.Context, queue string, specs []ocypod.Job
 	if err := s.admitWrite(ctx); err != nil {
 		return fail(err)
 	}
-	// Group the specs by partition: a key always goes to the same shard.
-	home := s.l.home(queue)
-	k := s.shards(queue)
-	parts := map[int][]int{}
-	var order []int
-	for i := range specs {
-		p := home
-		if k > 1 {
-			p = s.l.shard(home, s.pickShard(queue, specs[i].Key, k))
-		}
-		// Dependencies in the job's own partition the script checks.
-		for _, d := range specs[i].DependsOn {
-			if s.l.partitionOf(d) != p {
-				deps = append(deps, d)
-			}
-		}
-		if _, ok := parts[p]; !ok {
-			order = append(order, p)
-		}
-		parts[p] = append(parts[p], i)
-	}
-	if err := s.checkJobsExist(ctx, deps); err != nil {
+	res, err := s.createPlaced(ctx, queue, specs, args, now, 0)
+	if err != nil {
 		return fail(err)
 	}
-	calls := make([]*call, len(order))
-	outs := make([]any, len(order))
-	type created struct {
-		IDs      list[idStr] `json:"ids"`
-		Existing list[bool]  `json:"existing"`
-		Shards   list[int]   `json:"shards"`
-	}
-	for n, p := range order {
-		batch := make([]map[string]any, len(parts[p]))
-		for i, si := range parts[p] {
-			batch[i] = args[si]
-		}
-		calls[n] = &call{sc: scriptCreateJob, p: p, queue: queue, now: now,
-			args: map[string]any{"specs": batch}}
-		outs[n] = new(created)
-	}
-	replies, errs := s.runAll(ctx, calls, outs)
-	res := make([]ocypod.Created, len(specs))
-	for n, p := range order {
-		if err := errs[n]; err != nil {
-			return fail(err)
-		}
-		if replies[n].Err != "" {
-			return fail(refusal(replies[n], 0, queue, nil))
-		}
-		c := outs[n].(*created)
-		s.noteShards(queue, c.Shards)
-		if len(c.IDs) != len(parts[p]) {
-			return fail(ocypod.Internal(fmt.Errorf("create: %d ids for %d jobs", len(c.IDs), len(parts[p]))))
-		}
-		for i, si := range parts[p] {
-			res[si] = ocypod.Created{ID: uint64(c.IDs[i]), Existing: i < len(c.Existing) && c.Existing[i]}
-		}
-		s.afterCall(ctx, replies[n])
-	}
 	return res, nil
+}
+
+// guardUpdateCycles refuses (ocypod.Invalid) an on_conflict update whose
+// depends_on would make the pending job holding its key wait on itself;
+// create_job.lua checks again, atomically, those of the job's own
+// partition. Such an update changes an existing job's dependencies, so it
+// runs under the dependency lock and fence of deps.go, as a PATCH does:
+// it returns the fence number the create calls carry (0 when no update
+// changes dependencies) and the function that releases the lock (nil
+// then). parts maps each partition to the indexes of the specs sent there.
+func (s *Store) guardUpdateCycles(ctx context.Context, queue string, specs []ocypod.JobSpec, parts map[int][]int) (int64, func(), error) {
+	type change struct {
+		holder uint64
+		deps   []uint64
+	}
+	var changes []change
+	err := s.checkUpdateCycles(ctx, queue, specs, parts, func(holder uint64, deps []uint64) {
+		changes = append(changes, change{holder, deps})
+	})
+	if err != nil || len(changes) == 0 {
+		return 0, nil, err
+	}
+	fence, release, err := s.lockDeps(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	for _, c := range changes {
+		if err := s.walkDeps(ctx, c.holder, c.deps, fence); err != nil {
+			release()
+			return 0, nil, err
+		}
+	}
+	return fence, release, nil
+}
+
+// checkUpdateCycles is guardUpdateCycles' read-only check: found is called
+// with each pending job a spec's update would change the dependencies of.
+func (s *Store) checkUpdateCycles(ctx context.Context, queue string, specs []ocypod.JobSpec, parts map[int][]int, found func(holder uint64, deps []uint64)) error {
+	type ask struct {
+		spec *ocypod.JobSpec
+		cmd  *redis.StringCmd
+	}
+	var asks []ask
+	octx, cancel := s.opContext(ctx)
+	defer cancel()
+	pipe := s.rdb.Pipeline()
+	for p, idx := range parts {
+		for _, i := range idx {
+			sp := &specs[i]
+			if sp.OnConflict == ocypod.OnConflictUpdate && sp.Key != "" && len(sp.DependsOn) > 0 {
+				asks = append(asks, ask{sp, pipe.HGet(octx, s.l.key(p, keyJobKeys), keySlot(slotPending, queue, sp.Key))})
+			}
+		}
+	}
+	if len(asks) == 0 {
+		return nil
+	}
+	if _, err := pipe.Exec(octx); err != nil && !isNil(err) {
+		return translate(err)
+	}
+	for _, a := range asks {
+		holder, err := strconv.ParseUint(a.cmd.Val(), 10, 64)
+		if a.cmd.Err() != nil || err != nil {
+			continue // no pending job holds the key: a new job has no dependents
+		}
+		if slices.Contains(a.spec.DependsOn, holder) {
+			return ocypod.Invalid("Invalid depends_on: a job cannot depend on itself")
+		}
+		if err := s.checkNoCycle(ctx, holder, a.spec.DependsOn); err != nil {
+			return err
+		}
+		found(holder, a.spec.DependsOn)
+	}
+	return nil
 }

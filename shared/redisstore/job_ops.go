@@ -15,11 +15,11 @@ import (
 
 // JobParts selects what GetJobParts reads besides the metadata.
 type JobParts struct {
-	Input, Output, Error, History, Dependents bool
+	Input, Output, Error, History, Dependents, Callback bool
 }
 
 // AllParts reads everything.
-var AllParts = JobParts{true, true, true, true, true}
+var AllParts = JobParts{true, true, true, true, true, true}
 
 // GetJob returns every field of job id. Returns ocypod.JobNotFound when it
 // does not exist, ocypod.Internal when stored data cannot be read.
@@ -30,12 +30,22 @@ func (s *Store) GetJob(ctx context.Context, id uint64) (*ocypod.Job, error) {
 // GetJobParts returns job id with the parts asked for (the others are
 // left zero). One round trip.
 func (s *Store) GetJobParts(ctx context.Context, id uint64, parts JobParts) (*ocypod.Job, error) {
-	fail := func(err error) (*ocypod.Job, error) { return nil, fmt.Errorf("redisstore: get job %d: %w", id, err) }
+	j, _, err := s.getJob(ctx, id, parts, 0)
+	return j, err
+}
+
+// getJob reads job id with parts; with watch (ms on the store's clock) it
+// also marks the job as waited for until then unless it has ended for good
+// (get_job.lua), and reports whether it did.
+func (s *Store) getJob(ctx context.Context, id uint64, parts JobParts, watch int64) (*ocypod.Job, bool, error) {
+	fail := func(err error) (*ocypod.Job, bool, error) {
+		return nil, false, fmt.Errorf("redisstore: get job %d: %w", id, err)
+	}
 	var names []string
 	for _, p := range []struct {
 		on   bool
 		name string
-	}{{parts.Input, "input"}, {parts.Output, "output"}, {parts.Error, "error"}, {parts.History, "history"}, {parts.Dependents, "dependents"}} {
+	}{{parts.Input, "input"}, {parts.Output, "output"}, {parts.Error, "error"}, {parts.History, "history"}, {parts.Dependents, "dependents"}, {parts.Callback, "callback"}} {
 		if p.on {
 			names = append(names, p.name)
 		}
@@ -47,8 +57,14 @@ func (s *Store) GetJobParts(ctx context.Context, id uint64, parts JobParts) (*oc
 		Error      *string `json:"error"`
 		History    *string `json:"history"`
 		Dependents *string `json:"dependents"`
+		Callback   *string `json:"callback"`
+		Watched    bool    `json:"watched"`
 	}
-	r, err := s.run(ctx, s.jobCall(scriptGetJob, id, map[string]any{"parts": stringList(names)}), &got)
+	args := map[string]any{"parts": stringList(names)}
+	if watch > 0 {
+		args["watch"] = watch
+	}
+	r, err := s.run(ctx, s.jobCall(scriptGetJob, id, args), &got)
 	if err != nil {
 		return fail(err)
 	}
@@ -82,7 +98,10 @@ func (s *Store) GetJobParts(ctx context.Context, id uint64, parts JobParts) (*oc
 		}
 		j.Dependents = ids(ds)
 	}
-	return j, nil
+	if parts.Callback {
+		j.CallbackView = callbackView(j.Callback, got.Callback)
+	}
+	return j, got.Watched, nil
 }
 
 // stringList is a list that encodes as a JSON array even when empty (lib
@@ -127,7 +146,7 @@ func decodeHistory(s string) ([]ocypod.Attempt, error) {
 func (s *Store) jobMeta(ctx context.Context, id uint64) (*ocypod.Job, error) {
 	ctx, cancel := s.opContext(ctx)
 	defer cancel()
-	meta, err := s.rdb.HGet(ctx, s.l.key(s.l.partitionOf(id), "j"), strconv.FormatUint(id, 10)).Result()
+	meta, err := s.rdb.HGet(ctx, s.l.key(s.l.partitionOf(id), keyJob), strconv.FormatUint(id, 10)).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, ocypod.JobNotFound(id)
 	}
@@ -161,8 +180,8 @@ func (s *Store) JobOutput(ctx context.Context, id uint64) (json.RawMessage, erro
 	defer cancel()
 	p, sid := s.l.partitionOf(id), strconv.FormatUint(id, 10)
 	pipe := s.rdb.Pipeline()
-	exists := pipe.HExists(ctx, s.l.key(p, "j"), sid)
-	out := pipe.HGet(ctx, s.l.key(p, "out"), sid)
+	exists := pipe.HExists(ctx, s.l.key(p, keyJob), sid)
+	out := pipe.HGet(ctx, s.l.key(p, keyOutput), sid)
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return fail(translate(err))
 	}
@@ -261,6 +280,8 @@ func (s *Store) RetryJob(ctx context.Context, id uint64, runAt *time.Time) (ocyp
 	var got struct {
 		Status           string  `json:"status"`
 		RetriesAttempted flexNum `json:"retries_attempted"`
+		PushDue          bool    `json:"pd"`
+		Queue            string  `json:"queue"`
 	}
 	queued := ocypod.StatusQueued
 	r, err := s.run(ctx, s.jobCall(scriptRetryJob, id, args), &got)
@@ -271,15 +292,23 @@ func (s *Store) RetryJob(ctx context.Context, id uint64, runAt *time.Time) (ocyp
 		return ocypod.RetryResult{}, fmt.Errorf("redisstore: retry job %d: %w", id, err)
 	}
 	s.afterCall(ctx, r)
+	if got.PushDue {
+		s.pushDue.notify(got.Queue)
+	}
 	n, _ := got.RetriesAttempted.uint()
 	return ocypod.RetryResult{Status: ocypod.Status(got.Status), RetriesAttempted: n}, nil
 }
 
 // TagJobIDs returns the ids of the jobs carrying tag, ascending; an unknown
-// tag gives an empty (non-nil) slice. One pipelined round over partitions.
+// tag gives an empty (non-nil) slice. One pipelined round over partitions,
+// and another while pending jobs of deleted queues (which it leaves out)
+// are being dropped.
 func (s *Store) TagJobIDs(ctx context.Context, tag string) ([]uint64, error) {
 	lo, hi := lexRange(escLex(tag))
-	out, err := s.lexIDs(ctx, "tag", lo, hi)
+	out, gens, err := s.lexIDs(ctx, keyTags, lo, hi)
+	if err == nil {
+		out, err = s.withoutDropped(ctx, out, gens)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: jobs tagged %q: %w", tag, err)
 	}

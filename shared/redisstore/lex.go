@@ -13,7 +13,7 @@ import (
 	"strings"
 )
 
-// escLex is lib.lua's esc: user text made safe as the first part of a lex
+// escLex is base.lua's esc: user text made safe as the first part of a lex
 // member "<text> <rest>".
 func escLex(s string) string {
 	if !strings.ContainsAny(s, " !") {
@@ -22,11 +22,11 @@ func escLex(s string) string {
 	return strings.NewReplacer(" ", "!a", "!", "!b").Replace(s)
 }
 
-// lexRange is lib.lua's lex_range: the ZRANGEBYLEX bounds of every member
+// lexRange is base.lua's lex_range: the ZRANGEBYLEX bounds of every member
 // starting "<prefix> ".
 func lexRange(prefix string) (string, string) { return "[" + prefix + " ", "(" + prefix + "!" }
 
-// lp is lib.lua's lp: a number with its digit count in front as a letter.
+// lp is base.lua's lp: a number with its digit count in front as a letter.
 func lp(n uint64) string {
 	s := strconv.FormatUint(n, 10)
 	return string(rune(96+len(s))) + s
@@ -43,32 +43,35 @@ func idOfMember(m string) (uint64, bool) {
 }
 
 // lexIDs reads the ids of the lex index called name between lo and hi in
-// every partition (one pipelined round) and returns them ascending.
-func (s *Store) lexIDs(ctx context.Context, name, lo, hi string) ([]uint64, error) {
+// every partition (one pipelined round) and returns them ascending, with
+// the partitions' drop records (see withoutDropped) read in the same round.
+func (s *Store) lexIDs(ctx context.Context, name, lo, hi string) ([]uint64, dropGens, error) {
 	ctx, cancel := s.opContext(ctx)
 	defer cancel()
 	pipe := s.rdb.Pipeline()
 	cmds := make([]interface{ Result() ([]string, error) }, s.l.P)
+	drops := make([]*redis.MapStringStringCmd, s.l.P)
 	for p := range s.l.P {
 		cmds[p] = pipe.ZRangeByLex(ctx, s.l.key(p, name), &redis.ZRangeBy{Min: lo, Max: hi})
+		drops[p] = pipe.HGetAll(ctx, s.l.key(p, keyDrops))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, translate(err)
+		return nil, nil, translate(err)
 	}
 	out := []uint64{}
 	for _, c := range cmds {
 		ms, err := c.Result()
 		if err != nil {
-			return nil, translate(err)
+			return nil, nil, translate(err)
 		}
 		for _, m := range ms {
 			id, ok := idOfMember(m)
 			if !ok {
-				return nil, ocypod.Internal(fmt.Errorf("invalid member %q in %s", truncate(m), name))
+				return nil, nil, ocypod.Internal(fmt.Errorf("invalid member %q in %s", truncate(m), name))
 			}
 			out = append(out, id)
 		}
 	}
 	slices.Sort(out)
-	return out, nil
+	return out, readDropGens(drops), nil
 }

@@ -3,13 +3,12 @@ package redisstore
 import (
 	"cmp"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
 )
@@ -20,57 +19,10 @@ type listSource struct {
 	Lo    string `json:"lo,omitempty"`
 	Hi    string `json:"hi,omitempty"`
 	Walk  string `json:"walk,omitempty"` // a status code over every queue
-}
-
-// partCursor is where a partition's listing stands: source I, after
-// member M.
-type partCursor struct {
-	I int    `json:"i"`
-	M string `json:"m,omitempty"`
-}
-
-// cursor is a listing's position in every partition it covers (nil: that
-// partition is done), bound to the query it belongs to.
-type cursor struct {
-	Query string        `json:"q"`
-	Parts []*partCursor `json:"p"`
-}
-
-// cursorKey signs cursors: not a secret, a check that a cursor is one the
-// store wrote for this namespace, so a tampered one is refused.
-func (s *Store) cursorKey() []byte { return []byte("ocyless cursor " + s.l.ns) }
-
-func (s *Store) encodeCursor(c cursor) string {
-	b, _ := json.Marshal(c)
-	mac := hmac.New(sha256.New, s.cursorKey())
-	mac.Write(b)
-	return base64.RawURLEncoding.EncodeToString(b) + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil)[:8])
-}
-
-func (s *Store) decodeCursor(text, query string, parts int) (cursor, error) {
-	bad := func(why string) (cursor, error) { return cursor{}, ocypod.Invalid("Invalid cursor: " + why) }
-	body, sig, ok := strings.Cut(text, ".")
-	if !ok {
-		return bad("not a cursor of this server")
-	}
-	b, err1 := base64.RawURLEncoding.DecodeString(body)
-	want, err2 := base64.RawURLEncoding.DecodeString(sig)
-	if err1 != nil || err2 != nil {
-		return bad("not a cursor of this server")
-	}
-	mac := hmac.New(sha256.New, s.cursorKey())
-	mac.Write(b)
-	if !hmac.Equal(mac.Sum(nil)[:8], want) {
-		return bad("it was altered")
-	}
-	var c cursor
-	if err := json.Unmarshal(b, &c); err != nil || len(c.Parts) != parts {
-		return bad("not a cursor of this server")
-	}
-	if c.Query != query {
-		return bad("it belongs to another query")
-	}
-	return c, nil
+	// Merge is a queue whose jobs are listed by id across every status;
+	// MergeAll lists every queue's so, queue by queue.
+	Merge    string `json:"merge,omitempty"`
+	MergeAll bool   `json:"merge_all,omitempty"`
 }
 
 // partsFor is what a page must read for fields (nil: the default fields).
@@ -81,7 +33,7 @@ func partsFor(fields []string) []string {
 	var parts []string
 	for _, f := range fields {
 		switch f {
-		case "input", "output", "error", "history", "dependents":
+		case "input", "output", "error", "history", "dependents", "callback":
 			if !slices.Contains(parts, f) {
 				parts = append(parts, f)
 			}
@@ -92,8 +44,8 @@ func partsFor(fields []string) []string {
 
 // ListJobs returns one page of jobs of queue req.Queue (or of every queue)
 // matching the filters, in a stable order: by id, except queued jobs of
-// one queue, which come in take order; without a status filter a queue's
-// jobs come status by status. A page costs O(limit + log n) per partition
+// one queue, which come in take order; without any filter, by id across
+// every status (every queue's: queue by queue). A page costs O(limit + log n) per partition
 // (the filters that no index serves are checked job by job, at most a few
 // times the limit per page, so a page may hold fewer jobs than limit and
 // still have a next cursor). Returns ocypod.Invalid for a bad filter or
@@ -132,15 +84,15 @@ func (s *Store) ListJobs(ctx context.Context, req ocypod.ListRequest) (ocypod.Jo
 	switch {
 	case req.HasTag:
 		lo, hi := lexRange(escLex(req.Tag))
-		sources = []listSource{{Index: "tag", Lo: lo, Hi: hi}}
+		sources = []listSource{{Index: keyTags, Lo: lo, Hi: hi}}
 		setFilter(args, "queue", q)
 		setFilter(args, "status", string(req.Status))
 		setFilter(args, "worker", req.Worker)
 	case req.Worker != "":
-		for _, c := range []string{"r", "t"} {
+		for _, c := range []string{codeRunning, codeTimedOut} {
 			if code == "" || code == c {
 				lo, hi := lexRange(escLex(req.Worker) + " " + c)
-				sources = append(sources, listSource{Index: "wk", Lo: lo, Hi: hi})
+				sources = append(sources, listSource{Index: keyWorkerJobs, Lo: lo, Hi: hi})
 			}
 		}
 		setFilter(args, "queue", q)
@@ -149,20 +101,17 @@ func (s *Store) ListJobs(ctx context.Context, req ocypod.ListRequest) (ocypod.Jo
 		if q != "" {
 			lo, hi = lexRange(q)
 		}
-		sources = []listSource{{Index: "trk", Lo: lo, Hi: hi}}
+		sources = []listSource{{Index: keyTracked, Lo: lo, Hi: hi}}
 		setFilter(args, "status", string(req.Status))
 	case code != "" && q == "":
 		sources = []listSource{{Walk: code}}
 	case code != "":
 		lo, hi := lexRange(q + " " + code)
-		sources = []listSource{{Index: "idx", Lo: lo, Hi: hi}}
+		sources = []listSource{{Index: keyIndex, Lo: lo, Hi: hi}}
 	case q != "":
-		for _, st := range []string{"q", "s", "w", "r", "f", "t", "c", "x"} {
-			lo, hi := lexRange(q + " " + st)
-			sources = append(sources, listSource{Index: "idx", Lo: lo, Hi: hi})
-		}
+		sources = []listSource{{Merge: q}}
 	default:
-		sources = []listSource{{Index: "idx", Lo: "-", Hi: "+"}}
+		sources = []listSource{{MergeAll: true}}
 	}
 	if req.Tracked != nil && !*req.Tracked {
 		args["tracked"] = false
@@ -189,6 +138,32 @@ func statusCodeOf(st ocypod.Status) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// listed is a job of list.lua's reply, from partition part of the listing.
+type listed struct {
+	ID         idStr   `json:"id"`
+	Sort       string  `json:"sort"`
+	Meta       string  `json:"meta"`
+	Input      *string `json:"input"`
+	Output     *string `json:"output"`
+	Error      *string `json:"error"`
+	History    *string `json:"history"`
+	Dependents *string `json:"dependents"`
+	Callback   *string `json:"callback"`
+	part       int
+}
+
+// size is what list.lua counts of a job against Options.MaxAnswerBytes:
+// its stored parts plus 1024, more than the job's JSON on the page.
+func (l *listed) size() int {
+	n := len(l.Meta) + 1024
+	for _, p := range []*string{l.Input, l.Output, l.Error, l.History, l.Dependents, l.Callback} {
+		if p != nil {
+			n += len(*p)
+		}
+	}
+	return n
 }
 
 // listPartitions are the partitions a listing covers.
@@ -226,20 +201,10 @@ func (s *Store) listPageTotal(ctx context.Context, req ocypod.ListRequest, args 
 	}
 	if req.Cursor != "" {
 		var err error
-		if cur, err = s.decodeCursor(req.Cursor, string(query), len(parts)); err != nil {
+		sources, _ := args["sources"].([]listSource)
+		if cur, err = s.decodeCursor(ctx, req.Cursor, string(query), sources, len(parts)); err != nil {
 			return ocypod.JobPage{}, 0, err
 		}
-	}
-	type listed struct {
-		ID         idStr   `json:"id"`
-		Sort       string  `json:"sort"`
-		Meta       string  `json:"meta"`
-		Input      *string `json:"input"`
-		Output     *string `json:"output"`
-		Error      *string `json:"error"`
-		History    *string `json:"history"`
-		Dependents *string `json:"dependents"`
-		part       int
 	}
 	type listReply struct {
 		Jobs  list[listed] `json:"jobs"`
@@ -254,7 +219,7 @@ func (s *Store) listPageTotal(ctx context.Context, req ocypod.ListRequest, args 
 		if cur.Parts[i] == nil && !counting {
 			continue
 		}
-		a := map[string]any{}
+		a := map[string]any{"max_bytes": s.o.MaxAnswerBytes}
 		for k, v := range args {
 			a[k] = v
 		}
@@ -298,7 +263,16 @@ func (s *Store) listPageTotal(ctx context.Context, req ocypod.ListRequest, args 
 	slices.SortStableFunc(all, func(a, b listed) int {
 		return cmp.Or(cmp.Compare(sortSource(a.Sort), sortSource(b.Sort)), strings.Compare(a.Sort, b.Sort))
 	})
-	limit := cmp.Or(req.Limit, ocypod.DefaultListLimit)
+	// The page ends at limit jobs, or before the job that would take it
+	// past Options.MaxAnswerBytes (counted as list.lua does).
+	limit, size := cmp.Or(req.Limit, ocypod.DefaultListLimit), 0
+	for n, l := range all {
+		size += l.size()
+		if n > 0 && size > s.o.MaxAnswerBytes {
+			limit = min(limit, n)
+			break
+		}
+	}
 	if len(all) > limit {
 		// A partition with entries left over reads them again next time:
 		// its cursor goes back to its last entry on this page, or to just
@@ -332,6 +306,7 @@ func (s *Store) listPageTotal(ctx context.Context, req ocypod.ListRequest, args 
 				return ocypod.JobPage{}, 0, ocypod.Internal(err)
 			}
 		}
+		j.CallbackView = callbackView(j.Callback, l.Callback)
 		if l.Dependents != nil {
 			var ds list[idStr]
 			_ = json.Unmarshal([]byte(*l.Dependents), &ds)
@@ -340,7 +315,10 @@ func (s *Store) listPageTotal(ctx context.Context, req ocypod.ListRequest, args 
 		page.Jobs = append(page.Jobs, j)
 	}
 	if slices.ContainsFunc(cur.Parts, func(c *partCursor) bool { return c != nil }) {
-		page.NextCursor = s.encodeCursor(cur)
+		var err error
+		if page.NextCursor, err = s.encodeCursor(ctx, cur); err != nil {
+			return ocypod.JobPage{}, 0, err
+		}
 	}
 	return page, total, nil
 }
@@ -377,12 +355,16 @@ func (s *Store) listByKey(ctx context.Context, req ocypod.ListRequest) (ocypod.J
 	for i := range span {
 		p := s.l.shard(home, i)
 		octx, cancel := s.opContext(ctx)
-		vals, err := s.rdb.HMGet(octx, s.l.key(p, "keys"), "p "+req.Queue+" "+req.Key, "r "+req.Queue+" "+req.Key).Result()
+		pipe := s.rdb.Pipeline()
+		held := pipe.HMGet(octx, s.l.key(p, keyJobKeys), keySlot(slotPending, req.Queue, req.Key), keySlot(slotRunning, req.Queue, req.Key))
+		drops := pipe.HGetAll(octx, s.l.key(p, keyDrops))
+		_, err := pipe.Exec(octx)
 		cancel()
 		if err != nil {
 			return ocypod.JobPage{}, translate(err)
 		}
-		for _, v := range vals {
+		var found []uint64
+		for _, v := range held.Val() {
 			sid, ok := v.(string)
 			if !ok {
 				continue
@@ -391,7 +373,18 @@ func (s *Store) listByKey(ctx context.Context, req ocypod.ListRequest) (ocypod.J
 			if json.Unmarshal([]byte(sid), &id) != nil {
 				continue
 			}
-			j, err := s.GetJob(ctx, uint64(id))
+			found = append(found, uint64(id))
+		}
+		// A pending job of a deleted queue may still hold the key here.
+		gens := readDropGens([]*redis.MapStringStringCmd{drops})
+		if g, ok := gens[0]; ok {
+			gens = dropGens{p: g}
+		}
+		if found, err = s.withoutDropped(ctx, found, gens); err != nil {
+			return ocypod.JobPage{}, err
+		}
+		for _, id := range found {
+			j, err := s.GetJob(ctx, id)
 			if err != nil {
 				if ocypod.ErrorKind(err) == ocypod.KindNotFound {
 					continue

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,9 +19,17 @@ type OpenInfo struct {
 	// Fresh is set when the namespace held no data: it now records its
 	// layout version and partition count.
 	Fresh bool
-	// Upgrade is set when the namespace holds version-1 data: Upgrade must
-	// convert it before the store serves (nothing else was touched).
+	// Upgrade is set when the namespace's layout is older than this
+	// version's (version-1 data, or an upgrade begun and unfinished):
+	// Upgrade must bring it up, reporting done, before the store serves
+	// (Open touched nothing).
 	Upgrade bool
+	// Layout is the namespace's layout version (1 for version-1 data) when
+	// Upgrade is set.
+	Layout int
+	// Upgrading is set with Upgrade when a process holds the upgrade lock
+	// now: Upgrade waits for it, or takes over once its lease lapses.
+	Upgrading bool
 	// Eviction is the maxmemory-policy of the Redis nodes ("" when the
 	// server does not let us read it, as ElastiCache Serverless).
 	Eviction string
@@ -31,8 +40,10 @@ type OpenInfo struct {
 var ErrPartitionsChanged = errors.New("partitions cannot change once a namespace holds data")
 
 // Open checks that the store can serve from this Redis: the namespace's
-// layout (version 2, written with the same partition count; recorded now
-// when the namespace is empty; version-1 data reported in OpenInfo.Upgrade)
+// layout (version 3, written with the same partition count; recorded now
+// when the namespace is empty; an older layout, or an upgrade begun and
+// unfinished, reported in OpenInfo.Upgrade: the store must not serve until
+// Upgrade reports done)
 // and the eviction policy (an allkeys-* maxmemory-policy is refused: Redis
 // would silently drop jobs under memory pressure). Errors name what is
 // wrong and what to set; ocypod.Unavailable when Redis cannot be reached.
@@ -62,11 +73,10 @@ func (s *Store) Open(ctx context.Context) (OpenInfo, error) {
 			if s.l.P != 1 {
 				return info, fmt.Errorf("redisstore: namespace %q holds version-1 data, which upgrades with partitions 1 only (partitions is %d)", s.l.ns, s.l.P)
 			}
-			info.Upgrade = true
-			return info, nil
+			return s.unfinished(ctx, info, 1)
 		}
 		pipe := s.rdb.TxPipeline()
-		pipe.HSetNX(ctx, meta, "version", "2")
+		pipe.HSetNX(ctx, meta, "version", strconv.Itoa(layoutVersion))
 		pipe.HSetNX(ctx, meta, "partitions", s.l.P)
 		read := pipe.HGetAll(ctx, meta)
 		if _, err := pipe.Exec(ctx); err != nil {
@@ -74,13 +84,47 @@ func (s *Store) Open(ctx context.Context) (OpenInfo, error) {
 		}
 		got, info.Fresh = read.Val(), true
 	}
-	if got["version"] != "2" {
-		return info, fmt.Errorf("redisstore: namespace %q has layout version %q; this server knows version 2", s.l.ns, got["version"])
+	version, err := strconv.Atoi(got["version"])
+	if err != nil || version < 1 || version > layoutVersion {
+		return info, fmt.Errorf("redisstore: namespace %q has layout version %q; this server knows version %d", s.l.ns, got["version"], layoutVersion)
 	}
 	if p := got["partitions"]; p != fmt.Sprint(s.l.P) {
 		return info, fmt.Errorf("redisstore: namespace %q was written with partitions = %s, not %d: %w (set partitions back to %s)",
 			s.l.ns, p, s.l.P, ErrPartitionsChanged, p)
 	}
+	if version < layoutVersion {
+		return s.unfinished(ctx, info, version)
+	}
+	s.servable.Store(true)
+	return info, nil
+}
+
+// Servable reports whether the store may serve: true once Open (or
+// Upgrade) has found this version's layout, which it remembers; false
+// while the namespace's layout is older (an upgrade unfinished, see
+// OpenInfo.Upgrade). Until then each call runs Open, whose errors it
+// returns (ocypod.Unavailable when Redis cannot be reached).
+func (s *Store) Servable(ctx context.Context) (bool, error) {
+	if s.servable.Load() {
+		return true, nil
+	}
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	info, err := s.Open(ctx)
+	if err != nil {
+		return false, err
+	}
+	return !info.Upgrade, nil
+}
+
+// unfinished is Open's report of a namespace of layout version v, older
+// than this version's: an upgrade is due, perhaps under way.
+func (s *Store) unfinished(ctx context.Context, info OpenInfo, v int) (OpenInfo, error) {
+	held, err := s.upgradeHeld(ctx)
+	if err != nil {
+		return info, fmt.Errorf("redisstore: open: %w", err)
+	}
+	info.Upgrade, info.Layout, info.Upgrading = true, v, held
 	return info, nil
 }
 

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,12 +16,12 @@ import (
 	"github.com/ocyless/ocyless/shared/wire"
 )
 
-// effectEntry is an effect recorded in a partition's outbox (lib.lua's
+// effectEntry is an effect recorded in a partition's outbox (outbox.lua's
 // effect): work a script could not do in its own partition, or that needs
 // Go (a dead letter's job object).
 type effectEntry struct {
 	ID    string          `json:"id"`
-	Op    string          `json:"op"` // depend, dep, create, dlq
+	Op    string          `json:"op"` // depend, dep, release, create, dlq
 	To    int             `json:"to"`
 	Job   string          `json:"job"`
 	Dep   string          `json:"dep"`
@@ -28,6 +29,11 @@ type effectEntry struct {
 	Queue string          `json:"queue"`
 	Spec  json.RawMessage `json:"spec"`
 	From  string          `json:"from"`
+	// Part is the partition a create, copy or dead letter makes its job
+	// in: chosen once, when the effect is recorded or first applied
+	// (pinEffect), so that applying it again finds the record of the
+	// first application there.
+	Part *int `json:"part"`
 	// The dead letter's snapshot: the job's stored parts when it ended.
 	Meta   *string `json:"meta"`
 	Input  *string `json:"input"`
@@ -56,7 +62,7 @@ func (s *Store) afterCall(ctx context.Context, r *reply) []effectEntry {
 		return nil
 	}
 	if len(r.Woken) > 0 {
-		s.wakeQueues(ctx, r.p, r.Woken)
+		s.publishWake(ctx, r.Woken)
 	}
 	if s.crashAfterCall {
 		return r.Effects
@@ -70,49 +76,56 @@ func (s *Store) afterCall(ctx context.Context, r *reply) []effectEntry {
 	return r.Effects
 }
 
-// wakeQueues pushes a wake token for each queue of partition p.
-func (s *Store) wakeQueues(ctx context.Context, p int, queues []string) {
-	ctx, cancel := s.opContext(ctx)
-	defer cancel()
-	pipe := s.rdb.Pipeline()
-	for _, q := range queues {
-		pipe.RPush(ctx, s.l.key(p, "wake:"+q), "1")
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		s.log.WarnContext(ctx, "waking takers failed", "error", ocypod.RedactSecrets(err.Error()))
-	}
-}
-
 // applyEffect applies e where it belongs, then deletes it from its outbox.
 func (s *Store) applyEffect(ctx context.Context, e *effectEntry) error {
 	var r *reply
 	var err error
 	switch e.Op {
-	case "depend", "dep":
+	case "depend", "dep", "release":
 		arg, _ := json.Marshal(e)
 		var eff map[string]any
 		_ = json.Unmarshal(arg, &eff)
 		r, err = s.run(ctx, &call{sc: scriptApply, p: e.To, args: map[string]any{"effect": eff}}, nil)
-	case "create":
+	case "create", "copy", "dlq":
+		// A job created in a queue: a follow-up or a schedule's job, a
+		// failed job retried in another queue, or a dead letter. When that
+		// queue is gone, it is dropped.
 		var spec map[string]any
-		if err := json.Unmarshal(e.Spec, &spec); err != nil {
-			return fmt.Errorf("effect %s: unreadable spec: %w", e.ID, err)
+		gone := "queue of a follow-up or scheduled job does not exist any more; the job is dropped"
+		switch e.Op {
+		case "create":
+			if err := json.Unmarshal(e.Spec, &spec); err != nil {
+				return fmt.Errorf("effect %s: unreadable spec: %w", e.ID, err)
+			}
+		case "copy":
+			spec, err = copySpec(e)
+			gone = "queue to retry a failed job in does not exist any more; the job is dropped"
+		default:
+			spec, err = s.deadLetter(e)
+			gone = "dead letter queue does not exist; the dead letter is skipped and the job stays failed"
 		}
-		e.created, r, err = s.createOnce(ctx, e.Queue, spec, e.ID)
-	case "copy", "dlq":
-		// A job copied into another queue: a failed job retried there, or a
-		// dead letter. When that queue is gone, the copy is dropped.
-		build, gone := copySpec, "queue to retry a failed job in does not exist any more; the job is dropped"
-		if e.Op == "dlq" {
-			build, gone = s.deadLetter, "dead letter queue does not exist; the dead letter is dropped"
+		if err != nil {
+			return err
 		}
-		spec, derr := build(e)
-		if derr != nil {
-			return derr
+		if e.Part == nil {
+			ok, err := s.pinEffect(ctx, e)
+			if err != nil || !ok {
+				return err // !ok: applied and acknowledged by another
+			}
 		}
-		e.created, r, err = s.createOnce(ctx, e.Queue, spec, e.ID)
-		if errors.Is(err, errQueueGone) {
-			s.log.WarnContext(ctx, gone, "queue", e.Queue, "job_id", e.Job)
+		e.created, r, err = s.createOnce(ctx, e, spec)
+		var refused *refusedCreate
+		switch {
+		case errors.Is(err, errQueueGone):
+			s.log.WarnContext(ctx, gone, "queue", e.Queue, "job_id", e.Job, "effect", e.ID)
+			err = nil
+		case errors.As(err, &refused):
+			// The queue refuses the job as it would refuse the same create
+			// through the API (a key held with on_conflict "error"): it
+			// will refuse it again, so the effect is done, not retried
+			// (left in the outbox, it would be retried for ever).
+			s.log.WarnContext(ctx, "a follow-up or scheduled job was refused by its queue and is dropped",
+				"queue", e.Queue, "job_id", e.Job, "effect", e.ID, "reason", refused.err.Error())
 			err = nil
 		}
 	default:
@@ -122,39 +135,110 @@ func (s *Store) applyEffect(ctx context.Context, e *effectEntry) error {
 		return err
 	}
 	s.afterCall(ctx, r)
+	if s.lostAck {
+		return nil
+	}
 	return s.ack(ctx, e)
 }
 
 var errQueueGone = errors.New("queue does not exist")
 
-// createOnce creates one job from an effect (once: applying it again
-// answers the first result).
-func (s *Store) createOnce(ctx context.Context, queue string, spec map[string]any, once string) (uint64, *reply, error) {
-	p := s.l.home(queue)
-	if k := s.shards(queue); k > 1 {
-		key, _ := spec["key"].(string)
-		p = s.l.shard(p, s.pickShard(queue, key, k))
+// refusedCreate is a create effect's job refused by its queue's script:
+// the same create would be refused every time.
+type refusedCreate struct{ err error }
+
+func (r *refusedCreate) Error() string { return r.err.Error() }
+func (r *refusedCreate) Unwrap() error { return r.err }
+
+// createOnce creates the job of effect e from spec, in the partition the
+// effect names (once: applying it again answers the first result). When
+// the queue does not exist there (the shards a process knew of were
+// stale), that partition remembers it and the job goes to the queue's home
+// partition instead, every time.
+func (s *Store) createOnce(ctx context.Context, e *effectEntry, spec map[string]any) (uint64, *reply, error) {
+	home := s.l.home(e.Queue)
+	p := home
+	if e.Part != nil && *e.Part >= 0 && *e.Part < s.l.P {
+		p = *e.Part
 	}
 	var got struct {
 		IDs    list[idStr] `json:"ids"`
 		Shards list[int]   `json:"shards"`
 	}
-	r, err := s.run(ctx, &call{sc: scriptCreateJob, p: p, queue: queue,
-		args: map[string]any{"specs": []map[string]any{spec}, "once": once}}, &got)
+	for {
+		r, err := s.run(ctx, &call{sc: scriptCreateJob, p: p, queue: e.Queue,
+			args: map[string]any{"specs": []map[string]any{spec}, "once": e.ID, "home": p == home,
+				"dead_letter": e.Op == "dlq"}}, &got)
+		if err != nil {
+			return 0, nil, err
+		}
+		switch {
+		case r.Err == "moved" && p != home:
+			p = home
+			continue
+		case r.Err == "queue_not_found":
+			return 0, r, errQueueGone
+		case r.Err != "":
+			return 0, r, &refusedCreate{refusal(r, 0, e.Queue, nil)}
+		}
+		s.noteShards(e.Queue, got.Shards)
+		if len(got.IDs) != 1 {
+			return 0, r, ocypod.Internal(fmt.Errorf("effect create: %d ids", len(got.IDs)))
+		}
+		return uint64(got.IDs[0]), r, nil
+	}
+}
+
+// effectPart is the partition a job that an effect creates in queue goes
+// to, as this process knows the queue's shards: a keyed job's home (see
+// keys.go), another one a shard at random.
+// It is chosen when the effect is recorded and kept in it (Part).
+func (s *Store) effectPart(queue, key string) int {
+	home := s.l.home(queue)
+	if k := s.shards(queue); k > 1 {
+		return s.l.shard(home, s.pickShard(key, k))
+	}
+	return home
+}
+
+// pinEffect fixes e.Part for an effect recorded without one (a dead
+// letter: the script that records it cannot know the shards of its
+// queue): the first to ask chooses, in e's outbox entry. It reports false
+// when the entry is gone (already applied and acknowledged).
+func (s *Store) pinEffect(ctx context.Context, e *effectEntry) (bool, error) {
+	src, err := e.source()
 	if err != nil {
-		return 0, nil, err
+		return false, err
 	}
-	if r.Err == "queue_not_found" {
-		return 0, r, errQueueGone
+	key := specKey(e)
+	var got struct {
+		Part *int `json:"part"`
+		Gone bool `json:"gone"`
 	}
-	if r.Err != "" {
-		return 0, r, refusal(r, 0, queue, nil)
+	r, err := s.run(ctx, &call{sc: scriptPinEffect, p: src,
+		args: map[string]any{"id": e.ID, "part": s.effectPart(e.Queue, key)}}, &got)
+	if err == nil && r.Err != "" {
+		err = ocypod.Internal(fmt.Errorf("outbox entry %s: %s", e.ID, r.Err))
 	}
-	s.noteShards(queue, got.Shards)
-	if len(got.IDs) != 1 {
-		return 0, r, ocypod.Internal(fmt.Errorf("effect create: %d ids", len(got.IDs)))
+	if err != nil || got.Gone {
+		return false, err
 	}
-	return uint64(got.IDs[0]), r, nil
+	if got.Part == nil {
+		return false, ocypod.Internal(fmt.Errorf("outbox entry %s: no partition", e.ID))
+	}
+	e.Part = got.Part
+	return true, nil
+}
+
+// specKey is the job key of a create effect's spec ("" for none).
+func specKey(e *effectEntry) string {
+	var spec struct {
+		Key string `json:"key"`
+	}
+	if e.Op != "create" || json.Unmarshal(e.Spec, &spec) != nil {
+		return ""
+	}
+	return spec.Key
 }
 
 // deadLetter is the create spec of a dead letter: input {"job": <the job
@@ -204,8 +288,8 @@ func (s *Store) ack(ctx context.Context, e *effectEntry) error {
 	ctx, cancel := s.opContext(ctx)
 	defer cancel()
 	pipe := s.rdb.Pipeline()
-	pipe.HDel(ctx, s.l.key(p, "ob"), e.ID)
-	pipe.ZRem(ctx, s.l.key(p, "obt"), e.ID)
+	pipe.HDel(ctx, s.l.key(p, keyOutbox), e.ID)
+	pipe.ZRem(ctx, s.l.key(p, keyOutboxTimes), e.ID)
 	_, err = pipe.Exec(ctx)
 	return translate(err)
 }
@@ -219,6 +303,9 @@ func (s *Store) SweepOutbox(ctx context.Context) (SweepResult, error) {
 	var res SweepResult
 	cutoff := s.now().Add(-outboxGrace).UnixMilli()
 	forget := s.now().Add(-appliedKeep).UnixMilli()
+	// A partition whose entries fail does not keep the others from being
+	// swept; Redis unreachable ends the pass.
+	var errs []error
 	for p := range s.l.P {
 		n, more, next, err := s.sweepOutboxPartition(ctx, p, cutoff, forget)
 		res.Other += n
@@ -227,8 +314,14 @@ func (s *Store) SweepOutbox(ctx context.Context) (SweepResult, error) {
 			res.NextDue = next
 		}
 		if err != nil {
-			return res, fmt.Errorf("redisstore: sweep outbox: %w", err)
+			errs = append(errs, err)
+			if ocypod.ErrorKind(err) == ocypod.KindUnavailable {
+				break
+			}
 		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return res, fmt.Errorf("redisstore: sweep outbox: %w", err)
 	}
 	return res, nil
 }
@@ -237,16 +330,16 @@ func (s *Store) sweepOutboxPartition(ctx context.Context, p int, cutoff, forget 
 	octx, cancel := s.opContext(ctx)
 	defer cancel()
 	pipe := s.rdb.Pipeline()
-	due := pipe.ZRangeByScore(octx, s.l.key(p, "obt"), &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(cutoff, 10), Count: int64(s.o.SweepBatch)})
-	first := pipe.ZRangeWithScores(octx, s.l.key(p, "obt"), 0, 0)
-	old := pipe.ZRangeByScore(octx, s.l.key(p, "apt"), &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(forget, 10), Count: int64(s.o.SweepBatch)})
+	due := pipe.ZRangeByScore(octx, s.l.key(p, keyOutboxTimes), &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(cutoff, 10), Count: int64(s.o.SweepBatch)})
+	first := pipe.ZRangeWithScores(octx, s.l.key(p, keyOutboxTimes), 0, 0)
+	old := pipe.ZRangeByScore(octx, s.l.key(p, keyAppliedAt), &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(forget, 10), Count: int64(s.o.SweepBatch)})
 	if _, err := pipe.Exec(octx); err != nil {
 		return 0, false, time.Time{}, translate(err)
 	}
 	if ids := old.Val(); len(ids) > 0 {
 		pipe := s.rdb.Pipeline()
-		pipe.HDel(octx, s.l.key(p, "ap"), ids...)
-		pipe.ZRem(octx, s.l.key(p, "apt"), toAny(ids)...)
+		pipe.HDel(octx, s.l.key(p, keyApplied), ids...)
+		pipe.ZRem(octx, s.l.key(p, keyAppliedAt), toAny(ids)...)
 		if _, err := pipe.Exec(octx); err != nil {
 			return 0, false, time.Time{}, translate(err)
 		}
@@ -259,27 +352,45 @@ func (s *Store) sweepOutboxPartition(ctx context.Context, p int, cutoff, forget 
 	if len(ids) == 0 {
 		return 0, false, next, nil
 	}
-	vals, err := s.rdb.HMGet(octx, s.l.key(p, "ob"), ids...).Result()
+	vals, err := s.rdb.HMGet(octx, s.l.key(p, keyOutbox), ids...).Result()
 	if err != nil {
 		return 0, false, next, translate(err)
 	}
+	// An entry that fails is tried again later and does not hold up the
+	// others: it goes to the back of the outbox (its time becomes now, so
+	// the next sweeps reach the entries behind it first; XX: not for an
+	// entry applied and removed meanwhile). The first failure is returned
+	// once all were tried; Redis unreachable ends the pass at once.
 	n := 0
+	var failed error
 	for i, v := range vals {
 		text, ok := v.(string)
 		if !ok { // applied and deleted meanwhile: drop its time entry
-			s.rdb.ZRem(octx, s.l.key(p, "obt"), ids[i])
+			s.rdb.ZRem(octx, s.l.key(p, keyOutboxTimes), ids[i])
 			continue
 		}
 		var e effectEntry
-		if err := json.Unmarshal([]byte(text), &e); err != nil {
-			return n, false, next, ocypod.Internal(fmt.Errorf("outbox entry %s: %v", ids[i], err))
+		err := json.Unmarshal([]byte(text), &e)
+		if err != nil {
+			err = ocypod.Internal(fmt.Errorf("outbox entry %s: %v", ids[i], err))
+		} else {
+			err = s.applyEffect(ctx, &e)
 		}
-		if err := s.applyEffect(ctx, &e); err != nil {
-			return n, false, next, err
+		if err != nil {
+			failed = cmp.Or(failed, err)
+			if ocypod.ErrorKind(err) == ocypod.KindUnavailable {
+				return n, false, next, failed
+			}
+			s.log.WarnContext(ctx, "outbox entry not applied; it is tried again later",
+				"effect", ids[i], "error", ocypod.RedactSecrets(err.Error()))
+			zctx, cancel := s.opContext(ctx)
+			s.rdb.ZAddXX(zctx, s.l.key(p, keyOutboxTimes), redis.Z{Score: float64(s.now().UnixMilli()), Member: ids[i]})
+			cancel()
+			continue
 		}
 		n++
 	}
-	return n, len(ids) >= s.o.SweepBatch, next, nil
+	return n, len(ids) >= s.o.SweepBatch, next, failed
 }
 
 func toAny(ss []string) []any {
@@ -288,57 +399,6 @@ func toAny(ss []string) []any {
 		out[i] = s
 	}
 	return out
-}
-
-// checkNoCycle refuses dependencies that would close a cycle: none of deps
-// may be job id or one of its dependents, transitively (a walk over the
-// dependents' graph, one pipelined round per level, bounded).
-func (s *Store) checkNoCycle(ctx context.Context, id uint64, deps []uint64) error {
-	if len(deps) == 0 {
-		return nil
-	}
-	want := map[uint64]bool{}
-	for _, d := range deps {
-		want[d] = true
-	}
-	seen := map[uint64]bool{id: true}
-	frontier := []uint64{id}
-	const maxWalk = 10_000
-	for len(frontier) > 0 {
-		octx, cancel := s.opContext(ctx)
-		pipe := s.rdb.Pipeline()
-		cmds := make([]*redis.StringCmd, len(frontier))
-		for i, f := range frontier {
-			cmds[i] = pipe.HGet(octx, s.l.key(s.l.partitionOf(f), "deps"), strconv.FormatUint(f, 10))
-		}
-		_, err := pipe.Exec(octx)
-		cancel()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return translate(err)
-		}
-		var next []uint64
-		for _, c := range cmds {
-			var ds list[idStr]
-			if c.Err() != nil || json.Unmarshal([]byte(c.Val()), &ds) != nil {
-				continue
-			}
-			for _, d := range ds {
-				d := uint64(d)
-				if want[d] {
-					return ocypod.Invalid(fmt.Sprintf("Invalid depends_on: job %d depends on job %d", d, id))
-				}
-				if !seen[d] {
-					seen[d] = true
-					next = append(next, d)
-				}
-			}
-		}
-		if len(seen) > maxWalk {
-			return ocypod.Invalid("Invalid depends_on: too many dependents to check for a cycle")
-		}
-		frontier = next
-	}
-	return nil
 }
 
 func isNil(err error) bool { return errors.Is(err, redis.Nil) }

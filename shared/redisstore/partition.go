@@ -161,7 +161,7 @@ func spreadOrder(P int) []int {
 	return out
 }
 
-// key is the key called name (j, idx, run...: lib.lua lists them) of
+// key is the key called name (j, idx, run...: records.lua lists them) of
 // partition p.
 func (l *layout) key(p int, name string) string { return l.pre[p] + name }
 

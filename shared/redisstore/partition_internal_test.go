@@ -33,7 +33,7 @@ func TestPartitionsSpreadOverSlots(t *testing.T) {
 		width := float64(clusterSlots) / float64(P)
 		slots := make([]int, P)
 		for p := range P {
-			slots[p] = Slot(l.key(p, "j"))
+			slots[p] = Slot(l.key(p, keyJob))
 			if lo, hi := float64(p)*width, float64(p+1)*width; float64(slots[p]) < lo || float64(slots[p]) >= hi {
 				t.Fatalf("P=%d: partition %d in slot %d, outside its slice [%.0f, %.0f)", P, p, slots[p], lo, hi)
 			}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -61,7 +60,7 @@ func (s *Store) freshSpan(ctx context.Context, q string) int {
 	}
 	ctx, cancel := s.opContext(ctx)
 	defer cancel()
-	text, err := s.rdb.HGet(ctx, s.l.key(s.l.home(q), "q"), q).Result()
+	text, err := s.rdb.HGet(ctx, s.l.key(s.l.home(q), keyQueues), q).Result()
 	var st storedQueue
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -80,15 +79,13 @@ func (s *Store) noteShards(q string, ks []int) {
 	s.shardCache.Store(q, shardInfo{k: max(ks[0], 1), span: max(ks[1], ks[0], 1), at: time.Now()})
 }
 
-// pickShard chooses the shard (0..k-1) of a new job: by its key, so one
-// key always lands in the same shard, else at random.
-func (s *Store) pickShard(queue, key string, k int) int {
-	if key == "" {
-		return rand.IntN(k)
+// pickShard chooses the shard (0..k-1) of a new job: a keyed job's is
+// always 0, the queue's home, whatever k (see keys.go), else at random.
+func (s *Store) pickShard(key string, k int) int {
+	if key != "" {
+		return 0
 	}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(queue + " " + key))
-	return int(h.Sum32() % uint32(k))
+	return rand.IntN(k)
 }
 
 // queueSettingsArg is PUT's settings for put_queue.lua.
@@ -141,9 +138,9 @@ func (s *Store) replicate(ctx context.Context, name, text string) error {
 	if err := json.Unmarshal([]byte(text), &st); err != nil {
 		return ocypod.Internal(fmt.Errorf("queue %q: unreadable settings: %v", name, err))
 	}
-	s.noteShards(name, []int{st.Shards, st.Span})
 	span := max(st.Span, st.Shards, 1)
 	if span <= 1 {
+		s.noteShards(name, []int{st.Shards, st.Span})
 		return nil
 	}
 	var calls []*call
@@ -152,7 +149,12 @@ func (s *Store) replicate(ctx context.Context, name, text string) error {
 			args: map[string]any{"replica": text, "index": i}})
 	}
 	_, errs := s.runAll(ctx, calls, make([]any, len(calls)))
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	// Only now: this process's creates may go to every shard.
+	s.noteShards(name, []int{st.Shards, st.Span})
+	return nil
 }
 
 // GetQueue returns the settings of queue name. Returns ocypod.QueueNotFound
@@ -166,7 +168,7 @@ func (s *Store) GetQueue(ctx context.Context, name string) (ocypod.QueueSettings
 	}
 	ctx, cancel := s.opContext(ctx)
 	defer cancel()
-	text, err := s.rdb.HGet(ctx, s.l.key(s.l.home(name), "q"), name).Result()
+	text, err := s.rdb.HGet(ctx, s.l.key(s.l.home(name), keyQueues), name).Result()
 	if errors.Is(err, redis.Nil) {
 		return fail(ocypod.QueueNotFound(name))
 	}
@@ -186,7 +188,8 @@ func (s *Store) GetQueue(ctx context.Context, name string) (ocypod.QueueSettings
 }
 
 // PatchQueue merges p into queue name's settings (PATCH /queue/{name}).
-// Returns ocypod.QueueNotFound, ocypod.InvalidQueueName, ocypod.Invalid for
+// Returns ocypod.QueueNotFound (also for a dead letter queue that does not
+// exist), ocypod.InvalidQueueName, ocypod.Invalid for
 // settings that do not fit together (a concurrency or a rate limit burst
 // below the shards of a sharded queue, more shards than partitions).
 // Shards only grow where the queue's jobs may be: lowering them sends new
@@ -200,6 +203,13 @@ func (s *Store) PatchQueue(ctx context.Context, name string, p ocypod.QueuePatch
 	if err != nil {
 		return fail(err)
 	}
+	if dl := p.DeadLetterQueue; dl != nil && *dl != "" {
+		// Dead letters need a queue to go to. One deleted later makes its
+		// dead letters skipped (counted), the jobs staying failed.
+		if err := s.checkExist(ctx, []string{name, *dl}, nil); err != nil {
+			return fail(err)
+		}
+	}
 	var got struct {
 		Settings string `json:"settings"`
 		Span     int    `json:"span"`
@@ -212,9 +222,15 @@ func (s *Store) PatchQueue(ctx context.Context, name string, p ocypod.QueuePatch
 	if err == nil {
 		err = s.replicate(ctx, name, got.Settings)
 	}
+	if err == nil {
+		err = s.rebalance(ctx, name)
+	}
 	if err != nil {
 		return fail(err)
 	}
+	// Waiting takes look again once every shard has the new settings.
+	s.afterCall(ctx, r)
+	s.queueChanged(name)
 	return nil
 }
 
@@ -277,6 +293,17 @@ func (s *Store) patchArgs(p ocypod.QueuePatch) (map[string]any, []string, error)
 			set["dl"] = *p.DeadLetterQueue
 		}
 	}
+	sealed := func(name string, given bool, v ocypod.Sealed) {
+		switch {
+		case !given:
+		case len(v) == 0:
+			clear = append(clear, name)
+		default:
+			set[name] = string(v)
+		}
+	}
+	sealed("pu", p.PushSet, p.Push)
+	sealed("cb", p.CallbackSet, p.Callback)
 	if p.Shards != nil {
 		k := *p.Shards
 		if k == 0 || k > uint64(s.l.P) {
@@ -292,7 +319,9 @@ func (s *Store) patchArgs(p ocypod.QueuePatch) (map[string]any, []string, error)
 // a first slice, the sweeper the rest, so a queue of any size never blocks
 // Redis for long. Its running, failed and ended jobs stay and can still
 // finish, fail, be cancelled, expire and be deleted. A queue created again
-// under the same name keeps its own new jobs. Returns ocypod.QueueNotFound
+// under the same name keeps its own new jobs, and never takes, counts or
+// lists the pending jobs not dropped yet (nor takes the retries of the
+// others, nor their dead letters). Returns ocypod.QueueNotFound
 // when it does not exist, ocypod.InvalidQueueName for a bad name.
 func (s *Store) DeleteQueue(ctx context.Context, name string) error {
 	fail := func(err error) error { return fmt.Errorf("redisstore: delete queue %q: %w", name, err) }
@@ -322,9 +351,11 @@ func (s *Store) DeleteQueue(ctx context.Context, name string) error {
 		return fail(err)
 	}
 	s.shardCache.Delete(name)
+	s.keysHome.Delete(name)
 	for _, r := range replies[span:] {
 		s.afterCall(ctx, r)
 	}
+	s.queueChanged(name)
 	return nil
 }
 
@@ -354,7 +385,7 @@ func (s *Store) ListQueues(ctx context.Context) ([]string, error) {
 	pipe := s.rdb.Pipeline()
 	cmds := make([]*redis.StringSliceCmd, s.l.P)
 	for p := range s.l.P {
-		cmds[p] = pipe.HKeys(ctx, s.l.key(p, "q"))
+		cmds[p] = pipe.HKeys(ctx, s.l.key(p, keyQueues))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, fmt.Errorf("redisstore: list queues: %w", translate(err))
@@ -418,13 +449,6 @@ func (s *Store) QueueSize(ctx context.Context, name string) (uint64, error) {
 		n += r.Size
 	}
 	return n, nil
-}
-
-// codeStatus maps idx status codes (lib.lua's CODE) to statuses.
-var codeStatus = map[string]ocypod.Status{
-	"q": ocypod.StatusQueued, "r": ocypod.StatusRunning, "f": ocypod.StatusFailed,
-	"c": ocypod.StatusCompleted, "x": ocypod.StatusCancelled, "t": ocypod.StatusTimedOut,
-	"s": ocypod.StatusScheduled, "w": ocypod.StatusWaiting,
 }
 
 // QueueJobIDs returns the ids of queue name's jobs grouped by status:

@@ -154,11 +154,11 @@ func (s *Store) SweepSchedules(ctx context.Context) (SweepResult, error) {
 	now := s.now()
 	for p := range s.l.P {
 		octx, cancel := s.opContext(ctx)
-		due, err := s.rdb.ZRangeByScoreWithScores(octx, s.l.key(p, "scht"), &redis.ZRangeBy{
+		due, err := s.rdb.ZRangeByScoreWithScores(octx, s.l.key(p, keySchedTimes), &redis.ZRangeBy{
 			Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: int64(s.o.SweepBatch)}).Result()
 		var next []redis.Z
 		if err == nil {
-			next, err = s.rdb.ZRangeWithScores(octx, s.l.key(p, "scht"), 0, 0).Result()
+			next, err = s.rdb.ZRangeWithScores(octx, s.l.key(p, keySchedTimes), 0, 0).Result()
 		}
 		var docs []any
 		if err == nil && len(due) > 0 {
@@ -166,7 +166,7 @@ func (s *Store) SweepSchedules(ctx context.Context) (SweepResult, error) {
 			for i, z := range due {
 				members[i] = z.Member.(string)
 			}
-			docs, err = s.rdb.HMGet(octx, s.l.key(p, "sch"), members...).Result()
+			docs, err = s.rdb.HMGet(octx, s.l.key(p, keySchedules), members...).Result()
 		}
 		cancel()
 		if err != nil {
@@ -203,7 +203,7 @@ func (s *Store) SweepSchedules(ctx context.Context) (SweepResult, error) {
 			}
 			r, err := s.run(ctx, &call{sc: scriptSchedule, p: p, queue: queue, now: now, args: map[string]any{
 				"op": "fire", "id": id, "due": int64(z.Score), "next": rec.NextAfter(prev, now).UnixMilli(),
-				"spec": st.Spec}}, &got)
+				"spec": st.Spec, "part": s.effectPart(queue, specKeyOf(st.Spec))}}, &got)
 			if err != nil {
 				return res, fmt.Errorf("redisstore: sweep schedules: %w", err)
 			}
@@ -214,4 +214,10 @@ func (s *Store) SweepSchedules(ctx context.Context) (SweepResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// specKeyOf is the job key of a create spec as create_job.lua takes it.
+func specKeyOf(spec map[string]any) string {
+	k, _ := spec["key"].(string)
+	return k
 }

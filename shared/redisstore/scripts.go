@@ -15,14 +15,33 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// scriptFiles holds every Lua script. lib.lua is not a script of its own:
-// the helpers of it that a script uses are put in front of it.
+// scriptFiles holds every Lua script, and in scripts/lib the helpers they
+// share: those a script uses are put in front of it.
 //
-//go:embed scripts/*.lua
+//go:embed scripts/*.lua scripts/lib/*.lua
 var scriptFiles embed.FS
 
-// libName is the shared helper file.
-const libName = "lib.lua"
+// libFiles are the helper files of scripts/lib, one concern each, in the
+// order their definitions are put together: a helper may use only those
+// defined above it, in its own file or an earlier one.
+var libFiles = []string{
+	"base.lua",        // numbers, JSON, lex-member encodings
+	"records.lua",     // the job record codec, times and states read from it
+	"queues.lua",      // queue settings, due times, wake-ups
+	"generations.lua", // drop records of deleted queues
+	"indexes.lua",     // the index entries of a job: attach, detach
+	"stats.lua",       // counters and daily statistics
+	"outbox.lua",      // effects
+	"runnable.lua",    // queued, scheduled or waiting; retry times
+	"job_keys.lua",    // a key's pending and running slots
+	"deps.lua",        // dependencies recorded and released
+	"transitions.lua", // finish, fail, requeue, remove, promote
+	"deps_apply.lua",  // dependency outcomes delivered
+	"reply.lua",       // replies and refusals
+	"sweeps.lua",      // sweep steps, promotion of due jobs
+	"limits.lua",      // concurrency and rate limits, shares
+	"takes.lua",       // takes and the workers' registry
+}
 
 // The scripts, one per operation; each file's opening comment documents
 // its argument and reply.
@@ -41,16 +60,24 @@ var (
 	scriptDropQueue   = loadScript("drop_queue.lua")
 	scriptQueueJobs   = loadScript("queue_jobs.lua")
 	scriptInfo        = loadScript("info.lua")
+	scriptQueueMetric = loadScript("queue_metrics.lua")
 	scriptSweep       = loadScript("sweep.lua")
 	scriptApply       = loadScript("apply.lua")
+	scriptPinEffect   = loadScript("pin_effect.lua")
 	scriptList        = loadScript("list.lua")
 	scriptWorkers     = loadScript("workers.lua")
 	scriptRetryGroup  = loadScript("retry_group.lua")
 	scriptSchedule    = loadScript("schedule.lua")
 	scriptUpgrade     = loadScript("upgrade.lua")
+	scriptShares      = loadScript("shares.lua")
+	scriptDepLock     = loadScript("dep_lock.lua")
+	scriptDepWalk     = loadScript("dep_walk.lua")
+	// Callbacks (callbacks.go).
+	scriptCallbacks    = loadScript("callbacks.lua")
+	scriptCallbackDone = loadScript("callback_done.lua")
 )
 
-// script is one Lua script, built on first use (building it scans lib.lua,
+// script is one Lua script, built on first use (building it scans the helpers,
 // and a Lambda function only ever runs a few of the scripts).
 type script struct {
 	name string
@@ -59,7 +86,7 @@ type script struct {
 
 // built is a script ready to run: its source and the names of the keys it
 // takes, in KEYS order; variadic is set when it also takes
-// one wake list per queue after them (KW).
+// the keys the caller lists after them (KW).
 type built struct {
 	rs       *redis.Script
 	src      string
@@ -88,7 +115,7 @@ func loadScript(name string) *script {
 var keyRef = regexp.MustCompile(`\bK\.([a-z]+)\b|\bKW\b`)
 
 // build composes the script in scripts/<name>: a prelude binding its keys
-// and argument, the lib.lua helpers it uses, then the script itself. The
+// and argument, the helpers of scripts/lib it uses, then the script itself. The
 // keys are exactly those the code mentions, so a script never touches a key
 // it did not declare.
 func build(name string) *built {
@@ -124,7 +151,7 @@ func build(name string) *built {
 func opName(name string) string { return "op_" + strings.TrimSuffix(name, ".lua") }
 
 // libraryBody is every script as one Redis Functions library, without its
-// header and registrations: lib.lua once, then each script body as a
+// header and registrations: the helpers once, then each script body as a
 // function. Servers that have FUNCTION (Redis 7+, Valkey) load it once and
 // then run each call without re-creating the helpers; elsewhere (miniredis)
 // the store sends each script with EVALSHA. The code is the same either way:
@@ -176,7 +203,7 @@ func sortedLoaded() []string {
 	return names
 }
 
-// libBlock is one top-level definition of lib.lua ("local function f" or
+// libBlock is one top-level definition of a helper file ("local function f" or
 // "local A, B = ..."), with the comment lines above it and the identifiers
 // its text mentions.
 type libBlock struct {
@@ -185,7 +212,7 @@ type libBlock struct {
 	idents []string
 }
 
-// libFor returns the blocks of lib.lua that body uses, directly or through
+// libFor returns the helper blocks that body uses, directly or through
 // other blocks, in their original order. Every script runs its whole prelude
 // on each call; a script only pays for what it uses.
 func libFor(body string) string {
@@ -216,14 +243,34 @@ func libFor(body string) string {
 	return b.String()
 }
 
-// parsedLib is lib.lua split into blocks, once.
-var parsedLib = sync.OnceValue(func() []libBlock { return libBlocks(readScript(libName)) })
+// parsedLib is the helper files split into blocks, in libFiles order, once.
+var parsedLib = sync.OnceValue(func() []libBlock {
+	var blocks []libBlock
+	for _, f := range libFiles {
+		blocks = append(blocks, libBlocks(readScript(path.Join("lib", f)))...)
+	}
+	return blocks
+})
 
-// libBlocks splits lib.lua at its top-level "local" lines; text before the
-// first one (the file's header comment) is dropped. Top-level statements
-// that are not definitions (a loop filling a table) belong to the block
-// above them.
+// libSource is the helper files put together, whole, in libFiles order.
+func libSource() string {
+	var b strings.Builder
+	for _, f := range libFiles {
+		b.WriteString(readScript(path.Join("lib", f)))
+	}
+	return b.String()
+}
+
+// libBlocks splits a helper file at its top-level "local" lines; the
+// file's opening comment, up to its first blank line, is dropped. Top-level
+// statements that are not definitions (a loop filling a table) belong to
+// the block above them.
 func libBlocks(src string) []libBlock {
+	if strings.HasPrefix(src, "--") {
+		if i := strings.Index(src, "\n\n"); i >= 0 {
+			src = src[i+2:]
+		}
+	}
 	var blocks []libBlock
 	var pending strings.Builder // comment lines waiting for their block
 	for _, line := range strings.SplitAfter(src, "\n") {

@@ -33,9 +33,6 @@ func TestEveryScriptIsUsedAndLoads(t *testing.T) {
 	for _, f := range files {
 		name := f[len("scripts/"):]
 		seen[name] = true
-		if name == libName {
-			continue
-		}
 		sc, ok := loaded[name]
 		if !ok {
 			t.Errorf("%s is embedded but no script uses it", name)
@@ -56,12 +53,6 @@ func TestEveryScriptIsUsedAndLoads(t *testing.T) {
 	}
 }
 
-// knownKeys are the key names partKey can build; a script naming another
-// would get a key no other script uses.
-var knownKeys = []string{"ap", "apt", "ctr", "deps", "dq", "drop", "due", "err", "exp", "fg", "fgc", "hist",
-	"idx", "inp", "j", "keys", "meta", "ob", "obt", "out", "q", "rl", "run", "sch", "schl", "scht", "st", "tag", "tot", "trk",
-	"wake", "wk", "wks"}
-
 // keyBuilt finds a declared key concatenated into another name, which on
 // a cluster would be a key the script did not declare.
 var keyBuilt = regexp.MustCompile(`\b(K\.\w+|KEYS\[\d+\])\s*\.\.`)
@@ -74,7 +65,7 @@ func TestScriptsDeclareKnownKeys(t *testing.T) {
 			t.Errorf("%s takes no key: ElastiCache refuses scripts without keys", name)
 		}
 		for _, k := range b.keys {
-			if !slices.Contains(knownKeys, k) {
+			if !slices.Contains(partitionKeys, k) { // a key no other script or Go code uses
 				t.Errorf("%s uses key K.%s, which the store does not know", name, k)
 			}
 		}
@@ -95,13 +86,13 @@ func luaBackends(t *testing.T) map[string]redis.UniversalClient {
 	return map[string]redis.UniversalClient{"redis": srv.Client(), "miniredis": mini}
 }
 
-// evalLib runs lib.lua followed by body, with K holding one scratch key and
+// evalLib runs the helper files followed by body, with K holding one scratch key and
 // A the common arguments.
 func evalLib(t *testing.T, rdb redis.UniversalClient, body string) any {
 	t.Helper()
 	now := time.Date(2024, 3, 1, 10, 0, 0, 123456000, time.UTC)
 	src := fmt.Sprintf("local K = {z = KEYS[1]}\nlocal A = {now = '%d', ms = %d, p = 0, P = 1}\n%s\n%s",
-		now.UnixMicro(), now.UnixMilli(), readScript(libName), body)
+		now.UnixMicro(), now.UnixMilli(), libSource(), body)
 	res, err := rdb.Eval(t.Context(), src, []string{"{" + t.Name() + "}:z"}).Result()
 	if err != nil {
 		t.Fatalf("eval %q: %v", body, err)
@@ -186,12 +177,12 @@ func TestLuaNumbers(t *testing.T) {
 }
 
 // TestStoredJobNamesEveryField checks that storedJob has a field for every
-// short name lib.lua stores: encoding/json matches names case-insensitively
+// short name records.lua stores: encoding/json matches names case-insensitively
 // when no field has the exact name, so "K" (blocked) would land in "k"
 // (key).
 func TestStoredJobNamesEveryField(t *testing.T) {
 	t.Parallel()
-	lib := readScript(libName)
+	lib := readScript("lib/records.lua")
 	start := strings.Index(lib, "local META = {")
 	end := strings.Index(lib[start:], "}") + start
 	tags := map[string]bool{}

@@ -60,6 +60,9 @@ type Options struct {
 	// WorkerExpiry is how long a worker is listed after it last took a job;
 	// 0 means an hour.
 	WorkerExpiry time.Duration
+	// MaxAnswerBytes bounds a listing page and a take with count (see
+	// ocypod.MaxAnswerBytes, the default when 0; tests set less).
+	MaxAnswerBytes int
 	// Logger receives one line per job that an inline sweep changed; nil
 	// discards them.
 	Logger *slog.Logger
@@ -79,6 +82,17 @@ type Options struct {
 	// connection. 0 means the client's read timeout (NewClient's timeout);
 	// negative means none beyond the caller's context.
 	OpTimeout time.Duration
+	// MaxLongPolls is the most takes that wait at once in this process
+	// (TakeRequest.Wait); past it a take answers at once. 0 means
+	// config.DefaultMaxLongPolls.
+	MaxLongPolls int
+	// AutoPipeline is how many pipelined round trips the script calls of
+	// concurrent operations may have in flight at once: calls that arrive
+	// while they are all busy are sent together in the next (autopipe.go).
+	// 0 means 2; negative turns it off, so that each call is a round trip
+	// of its own on a pooled connection (a Lambda function serving one
+	// request at a time gains nothing from it).
+	AutoPipeline int
 }
 
 // Defaults of Options.
@@ -118,35 +132,40 @@ type Store struct {
 	// crashAfterCall makes afterCall stop before applying effects, as a
 	// process dying right after a script would (tests only).
 	crashAfterCall bool
+	// lostAck makes applying an effect stop after the application, before
+	// the effect leaves its outbox, as a process dying then, or a call
+	// Redis ran but whose reply was lost, would (tests only).
+	lostAck bool
 	// policy caches the eviction policy check of Ping.
 	policy policyCheck
 	// shardCache holds what this process knows of sharded queues
 	// (queue name -> shardInfo).
 	shardCache sync.Map
+	// rebalanced is when this process last moved a queue's limit shares
+	// because a take asked (queue name -> time.Time, store clock).
+	rebalanced sync.Map
+	// keysHome holds the queues whose keys are all at their home
+	// partition (keys.go).
+	keysHome sync.Map
 	// upgradeBatch, when set, replaces the upgrade's batch size (tests).
 	upgradeBatch int
-	// blockPiece is the longest sub-second BLPOP a long-poll sends: half
-	// the client's read timeout, at most a second.
-	blockPiece time.Duration
-}
-
-// blockPiece is half rdb's read timeout, within (0, 1s]: a hand-made BLPOP
-// of that long always ends before the connection's read deadline.
-func blockPiece(rdb redis.UniversalClient) time.Duration {
-	rt := time.Duration(0)
-	switch c := rdb.(type) {
-	case *redis.Client:
-		rt = c.Options().ReadTimeout
-	case *redis.ClusterClient:
-		rt = c.Options().ReadTimeout
-	}
-	switch {
-	case rt < 0: // no read deadline
-		return time.Second
-	case rt == 0: // go-redis's default, 3s
-		return time.Second
-	}
-	return min(rt/2, time.Second)
+	// upgradeLease, when set, replaces the upgrade lock's lease (tests).
+	upgradeLease time.Duration
+	// servable is set once Open or Upgrade found this version's layout.
+	servable atomic.Bool
+	// upgradeHooks are the upgrade's test hooks.
+	upgradeHooks upgradeHooks
+	// hub holds the long-polling takes (waiters.go).
+	hub *hub
+	// watchers are called after a queue's settings change (push.go).
+	watchers queueWatchers
+	// pushDue are called after a create made a push queue's job due.
+	pushDue queueWatchers
+	// cursorSecret caches the key that signs listing cursors.
+	cursorSecret cursorSecret
+	// pipe sends script calls with automatic pipelining; nil when
+	// Options.AutoPipeline is negative.
+	pipe *autoPipe
 }
 
 // New returns a Store on rdb. It fails if the namespace or the partition
@@ -165,8 +184,7 @@ func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
 	if ns == "" {
 		ns = DefaultNamespace
 	}
-	s := &Store{rdb: rdb, o: opts, l: layoutFor(ns, max(opts.Partitions, 1)), log: opts.Logger, now: opts.Now, rand: opts.Rand,
-		blockPiece: blockPiece(rdb)}
+	s := &Store{rdb: rdb, o: opts, l: layoutFor(ns, max(opts.Partitions, 1)), log: opts.Logger, now: opts.Now, rand: opts.Rand}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -202,6 +220,19 @@ func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
 	}
 	if s.o.WorkerExpiry <= 0 {
 		s.o.WorkerExpiry = defaultWorkerExpiry
+	}
+	if s.o.MaxLongPolls <= 0 {
+		s.o.MaxLongPolls = config.DefaultMaxLongPolls
+	}
+	s.hub = newHub(s, s.o.MaxLongPolls)
+	switch {
+	case s.o.AutoPipeline == 0:
+		s.pipe = newAutoPipe(rdb, defaultAutoPipeline)
+	case s.o.AutoPipeline > 0:
+		s.pipe = newAutoPipe(rdb, s.o.AutoPipeline)
+	}
+	if s.o.MaxAnswerBytes <= 0 {
+		s.o.MaxAnswerBytes = ocypod.MaxAnswerBytes
 	}
 	return s, nil
 }
@@ -262,11 +293,10 @@ func (s *Store) admitWrite(ctx context.Context) error {
 
 // call is one script call on one partition.
 type call struct {
-	sc     *script
-	p      int
-	queue  string   // names the "wake" key
-	queues []string // one wake list each (KW)
-	// extra, when set, are the KW keys instead (whole key names).
+	sc    *script
+	p     int
+	queue string // names the keyWake key
+	// extra are the KW keys (whole key names).
 	extra []string
 	args  map[string]any
 	now   time.Time
@@ -285,27 +315,27 @@ type reply struct {
 
 // keysOf builds the KEYS of c for its script.
 func (s *Store) keysOf(b *built, c *call) []string {
-	keys := make([]string, 0, len(b.keys)+len(c.queues))
+	keys := make([]string, 0, len(b.keys)+len(c.extra))
 	for _, name := range b.keys {
 		keys = append(keys, s.partKey(c.p, name, c.queue, c.now))
 	}
 	if b.variadic {
-		for _, q := range c.queues {
-			keys = append(keys, s.l.key(c.p, "wake:"+q))
-		}
 		keys = append(keys, c.extra...)
 	}
 	return keys
 }
 
-// partKey is the key called name of partition p; "st" is the statistics
-// of the day of now, "wake" the wake list of queue.
+// partKey is the key called name of partition p; keyStats is the
+// statistics of the day of now, keyMinutes the per-minute counts of its
+// hour, keyWake the wake list of queue.
 func (s *Store) partKey(p int, name, queue string, now time.Time) string {
 	switch name {
-	case "st":
-		return s.l.key(p, "st:"+now.UTC().Format(time.DateOnly))
-	case "wake":
-		return s.l.key(p, "wake:"+queue)
+	case keyStats:
+		return s.l.key(p, keyStats+":"+now.UTC().Format(time.DateOnly))
+	case keyMinutes:
+		return s.l.key(p, keyMinutes+":"+minuteHour(now))
+	case keyWake:
+		return s.l.key(p, keyWake+":"+queue)
 	}
 	return s.l.key(p, name)
 }
@@ -393,13 +423,14 @@ const (
 
 // exec runs a built script: with FCALL while the server has functions
 // (loading the library where it is missing), else with EVALSHA (EVAL when
-// the server does not have the script yet).
+// the server does not have the script yet). Each is one call of its own,
+// or goes with other operations' calls through s.pipe.
 func (s *Store) exec(ctx context.Context, b *built, keys []string, arg string) (string, error) {
 	if s.mode.Load() != modeEval {
-		res, err := s.rdb.FCall(ctx, b.fn, keys, arg).Text()
+		res, err := s.script(ctx, "fcall", b.fn, keys, arg)
 		if functionMissing(err) {
 			if err = s.loadLibrary(ctx); err == nil {
-				res, err = s.rdb.FCall(ctx, b.fn, keys, arg).Text()
+				res, err = s.script(ctx, "fcall", b.fn, keys, arg)
 			}
 		}
 		switch {
@@ -415,7 +446,40 @@ func (s *Store) exec(ctx context.Context, b *built, keys []string, arg string) (
 			return "", err
 		}
 	}
-	return b.rs.Run(ctx, s.rdb, keys, arg).Text()
+	// NOSCRIPT means the script did not run: EVAL sends it, and loads it.
+	res, err := s.script(ctx, "evalsha", b.rs.Hash(), keys, arg)
+	if redis.HasErrorPrefix(err, "NOSCRIPT") {
+		res, err = s.script(ctx, "eval", b.src, keys, arg)
+	}
+	return res, err
+}
+
+// script sends one script command (fcall, evalsha or eval: name, then the
+// function, hash or source) and returns its text reply.
+func (s *Store) script(ctx context.Context, cmd, name string, keys []string, arg string) (string, error) {
+	c := scriptCmd(ctx, cmd, name, keys, arg)
+	if s.pipe != nil {
+		return s.pipe.do(ctx, c)
+	}
+	_ = s.rdb.Process(ctx, c)
+	return c.Text()
+}
+
+// scriptCmd is a script command: cmd (fcall, evalsha or eval), name (the
+// function, hash or source), the number of keys, the keys, arg. A cluster
+// client sends it to the node of its first key.
+func scriptCmd(ctx context.Context, cmd, name string, keys []string, arg string) *redis.Cmd {
+	args := make([]any, 0, len(keys)+4)
+	args = append(args, cmd, name, len(keys))
+	for _, k := range keys {
+		args = append(args, k)
+	}
+	args = append(args, arg)
+	c := redis.NewCmd(ctx, args...)
+	if len(keys) > 0 {
+		c.SetFirstKeyPos(3)
+	}
+	return c
 }
 
 // loadLibrary loads the scripts' library (on every primary of a cluster).
@@ -505,10 +569,11 @@ func (s *Store) runAll(ctx context.Context, calls []*call, outs []any) ([]*reply
 			}
 			b := c.sc.get()
 			if functions {
-				cmds[i] = pipe.FCall(ctx, b.fn, s.keysOf(b, c), arg)
+				cmds[i] = scriptCmd(ctx, "fcall", b.fn, s.keysOf(b, c), arg)
 			} else {
-				cmds[i] = b.rs.EvalSha(ctx, pipe, s.keysOf(b, c), arg)
+				cmds[i] = scriptCmd(ctx, "evalsha", b.rs.Hash(), s.keysOf(b, c), arg)
 			}
+			_ = pipe.Process(ctx, onceCmd{cmds[i]})
 		}
 		return nil
 	})
@@ -623,8 +688,9 @@ func num(n uint64) any {
 
 // ConfigOptions are the store's options of a configuration: namespace,
 // partitions, script mode (EVALSHA on ElastiCache Serverless unless the
-// configuration says otherwise), sweep batch, statistics history and worker
-// expiry. The caller adds the logger, clock and admission check.
+// configuration says otherwise), sweep batch, statistics history, worker
+// expiry and the most waiting takes. The caller adds the logger, clock and
+// admission check.
 func ConfigOptions(c config.Config) Options {
 	scripts := c.Redis.Scripts
 	if scripts == "auto" && c.Redis.Serverless {
@@ -638,5 +704,6 @@ func ConfigOptions(c config.Config) Options {
 		SweepBatch:   c.Sweep.Batch,
 		StatsDays:    c.Server.StatsHistory,
 		WorkerExpiry: c.Server.WorkerExpiry,
+		MaxLongPolls: c.Server.MaxLongPolls,
 	}
 }

@@ -80,7 +80,7 @@ func (r SweepResult) LogEvents(ctx context.Context, log *slog.Logger) {
 // client's timed_out: it waits for a retry, or ends. Safe to run
 // concurrently with itself and every other operation.
 func (s *Store) SweepTimeouts(ctx context.Context) (SweepResult, error) {
-	return s.sweepKind(ctx, "run", "timeouts")
+	return s.sweepKind(ctx, keyRunning, "timeouts")
 }
 
 // SweepRetries requeues up to SweepBatch failed jobs per partition whose
@@ -88,7 +88,7 @@ func (s *Store) SweepTimeouts(ctx context.Context) (SweepResult, error) {
 // back of the queue), and moves scheduled jobs that fell due to queued. A
 // retry whose queue was deleted is abandoned: the job ends and expires.
 func (s *Store) SweepRetries(ctx context.Context) (SweepResult, error) {
-	return s.sweepKind(ctx, "due", "retries")
+	return s.sweepKind(ctx, keyDue, "retries")
 }
 
 // SweepExpiry deletes up to SweepBatch ended jobs per partition whose
@@ -96,7 +96,7 @@ func (s *Store) SweepRetries(ctx context.Context) (SweepResult, error) {
 // the pending jobs of deleted queues. Jobs with expires_after 0 never
 // expire.
 func (s *Store) SweepExpiry(ctx context.Context) (SweepResult, error) {
-	r, err := s.sweepKind(ctx, "exp", "expiry")
+	r, err := s.sweepKind(ctx, keyExpiry, "expiry")
 	if err != nil {
 		return r, err
 	}
@@ -120,7 +120,11 @@ func (s *Store) sweepKind(ctx context.Context, kind, name string) (SweepResult, 
 	calls := make([]*call, s.l.P)
 	outs := make([]any, s.l.P)
 	for p := range s.l.P {
-		calls[p] = &call{sc: scriptSweep, p: p, args: map[string]any{"kind": kind, "limit": s.o.SweepBatch}}
+		args := map[string]any{"kind": kind, "limit": s.o.SweepBatch}
+		if kind == keyExpiry {
+			args["worker_ttl"] = s.o.WorkerExpiry.Milliseconds()
+		}
+		calls[p] = &call{sc: scriptSweep, p: p, args: args}
 		outs[p] = new(sweepReply)
 	}
 	replies, errs := s.runAll(ctx, calls, outs)
@@ -171,7 +175,7 @@ func (s *Store) OldestDue(ctx context.Context) (time.Duration, error) {
 		Result() ([]redis.Z, error)
 	}
 	for p := range s.l.P {
-		for _, idx := range []string{"run", "due", "exp", "obt"} {
+		for _, idx := range []string{keyRunning, keyDue, keyExpiry, keyOutboxTimes} {
 			cmds = append(cmds, pipe.ZRangeWithScores(ctx, s.l.key(p, idx), 0, 0))
 		}
 	}

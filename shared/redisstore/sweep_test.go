@@ -215,10 +215,21 @@ var sweepCases = []conformanceCase{
 		// It expires like any ended job: 61s after it failed.
 		h.clock.Advance(55 * time.Second)
 		wantSweep(t, "SweepExpiry at +60s", h.sweepExpiry(), redisstore.SweepResult{NextDue: ms(t0.Add(61 * time.Second))})
-		// A recreated queue accepts a manual requeue, which clears the flag.
-		h.putQueue("q", settings(0, 0, 60, 2))
-		h.setStatus(id, ocypod.StatusQueued)
-		if j := h.job(id); j.RetryAbandoned || j.Ended() {
+		// A queue created again under the name is not its queue: a manual
+		// requeue is refused as before.
+		h.putQueue("q", settings(0, 0, 60, 2, 5))
+		_, _, err := h.s.UpdateJob(h.ctx, id, ocypod.JobUpdate{Status: status(ocypod.StatusQueued)}, nil)
+		wantKind(t, "manual requeue into the queue created again", err, ocypod.KindNotFound, "Queue 'q' does not exist")
+		// A retry abandoned because another job holds its key can be
+		// requeued by hand once the key is free, which clears the flag.
+		keyed := seedStatus(h, "q", ocypod.StatusFailed, ocypod.JobSpec{Key: "k"})
+		holder := h.create("q", ocypod.JobSpec{Key: "k"})
+		h.clock.Advance(5 * time.Second)
+		wantSweep(t, "SweepRetries (key taken)", h.sweepRetries(), redisstore.SweepResult{Abandoned: []uint64{keyed}})
+		h.take("q", holder)
+		h.setStatus(holder, ocypod.StatusCompleted)
+		h.setStatus(keyed, ocypod.StatusQueued)
+		if j := h.job(keyed); j.RetryAbandoned || j.Ended() {
 			t.Fatalf("requeued job = %+v, want the abandoned flag cleared", j)
 		}
 	}},

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,9 +16,11 @@ import (
 // req.Queues in order (or starting at a rotating queue with RoundRobin);
 // they become running for req.Worker. A paused queue, one at its
 // concurrency or over its rate limit gives nothing. With req.Wait it waits
-// up to that long for a job to become ready — woken by creates and
-// requeues (a wake list per queue, BLPOP), and by the earliest due time of
-// the queues' scheduled jobs and retries — never polling Redis in a loop.
+// up to that long for a job to become ready — woken by the events that may
+// let it take one (a job made ready, a concurrency slot freed, a settings
+// change such as a resume; see waiters.go), and by the earliest due time
+// of the queues' scheduled jobs, retries and rate limit tokens — never
+// polling Redis in a loop.
 // It returns no job and no error when none could be taken.
 //
 // Before taking, each call also times out up to Options.InlineSweep
@@ -103,7 +103,7 @@ func (s *Store) newTake(ctx context.Context, req ocypod.TakeRequest) (*takeCall,
 		}
 	}
 	if len(t.groups) > 1 && len(req.Queues) > 1 {
-		if err := s.checkExist(ctx, req.Queues, nil); err != nil {
+		if err := s.checkTakeable(ctx, req); err != nil {
 			return nil, err
 		}
 		t.checked = true
@@ -120,7 +120,26 @@ type takeReply struct {
 	NextDue *int64            `json:"next_due"`
 	Swept   dict[list[idStr]] `json:"swept"`
 	Spans   dict[list[int]]   `json:"spans"`
+	// Rebalance names the sharded queues whose limit shares held this take
+	// back and may move (limits.go).
+	Rebalance list[string] `json:"rebalance"`
+	// Full: the answer's byte budget is used up (Options.MaxAnswerBytes).
+	Full bool `json:"full"`
+	// Held says why nothing was taken when a limit held queued jobs back:
+	// paused, concurrency or rate_limit.
+	Held string `json:"held"`
+	// Dropping: the call stopped early, having dropped many pending jobs
+	// of a deleted queue of the same name; calling again goes on.
+	Dropping bool `json:"dropping"`
 }
+
+// maxDropRounds bounds the calls one take makes to one partition while
+// they keep dropping jobs of deleted queues (take.lua's TAKE_DROPS each).
+const maxDropRounds = 40
+
+// takeSize is what take_from counts of a taken job against
+// Options.MaxAnswerBytes: more than its take object's JSON.
+func takeSize(j *ocypod.NextJob) int { return len(j.Input) + len(j.Queue) + 96 }
 
 type takenJob struct {
 	ID      idStr           `json:"id"`
@@ -129,14 +148,28 @@ type takenJob struct {
 	Input   json.RawMessage `json:"input"`
 }
 
-// collect turns a take reply into jobs (and the error of a missing queue).
-func (t *takeCall) collect(ctx context.Context, r *takeReply) ([]ocypod.NextJob, error) {
+// collect turns a take reply from partition p into jobs (and the error of a
+// queue missing from its home).
+func (t *takeCall) collect(ctx context.Context, p int, r *takeReply) ([]ocypod.NextJob, error) {
 	t.s.logSwept(ctx, r.Swept)
 	for q, sp := range r.Spans {
 		t.s.noteShards(q, sp)
 	}
-	if len(r.Missing) > 0 {
-		return nil, ocypod.QueueNotFound(r.Missing[0])
+	for _, q := range r.Rebalance {
+		t.s.maybeRebalance(ctx, q)
+	}
+	if r.Held != "" && t.req.Why != nil && *t.req.Why == "" {
+		*t.req.Why = r.Held
+	}
+	for _, q := range r.Missing {
+		if t.s.l.home(q) == p {
+			return nil, ocypod.QueueNotFound(q)
+		}
+		// Only the queue's home says whether it exists: this process
+		// thought it sharded wider (it was deleted and created again, or
+		// its shards are still being copied). Read its shards again next
+		// time.
+		t.s.shardCache.Delete(q)
 	}
 	jobs := make([]ocypod.NextJob, 0, len(r.Jobs))
 	for _, j := range r.Jobs {
@@ -155,109 +188,111 @@ func (t *takeCall) collect(ctx context.Context, r *takeReply) ([]ocypod.NextJob,
 func (t *takeCall) once(ctx context.Context, wait time.Duration) ([]ocypod.NextJob, int64, error) {
 	var jobs []ocypod.NextJob
 	var nextDue int64
+	left := t.s.o.MaxAnswerBytes
+groups:
 	for _, g := range t.groups {
-		if len(jobs) >= t.count {
-			break
-		}
-		args := map[string]any{"queues": g.queues, "count": t.count - len(jobs), "worker": t.req.Worker,
-			"inline": t.s.o.InlineSweep}
-		if wait > 0 {
-			args["wait"] = wait.Milliseconds()
-		}
-		var got takeReply
-		r, err := t.s.run(ctx, &call{sc: scriptTake, p: g.p, queues: g.queues, args: args}, &got)
-		if err != nil {
-			return nil, 0, err
-		}
-		if r.Err != "" {
-			return nil, 0, refusal(r, 0, g.queues[0], nil)
-		}
-		t.s.afterCall(ctx, r)
-		got1, err := t.collect(ctx, &got)
-		if err != nil {
-			return nil, 0, err
-		}
-		jobs = append(jobs, got1...)
-		if got.NextDue != nil && (nextDue == 0 || *got.NextDue < nextDue) {
-			nextDue = *got.NextDue
+		for round := 0; len(jobs) < t.count && left > 0; round++ {
+			args := map[string]any{"queues": g.queues, "count": t.count - len(jobs), "worker": t.req.Worker,
+				"inline": t.s.o.InlineSweep, "max_bytes": left, "worker_ttl": t.s.o.WorkerExpiry.Milliseconds()}
+			if len(jobs) > 0 {
+				args["any"] = true
+			}
+			if t.req.Push {
+				args["push"] = true
+				args["min_timeout"] = int64((t.req.PushTimeout + time.Second - 1) / time.Second)
+			}
+			if wait > 0 {
+				args["wait"] = wait.Milliseconds()
+			}
+			var got takeReply
+			r, err := t.s.run(ctx, &call{sc: scriptTake, p: g.p, args: args}, &got)
+			if err != nil {
+				return nil, 0, err
+			}
+			if r.Err != "" {
+				return nil, 0, refusal(r, 0, g.queues[0], nil)
+			}
+			t.s.afterCall(ctx, r)
+			got1, err := t.collect(ctx, g.p, &got)
+			if err != nil {
+				return nil, 0, err
+			}
+			jobs = append(jobs, got1...)
+			for _, j := range got1 {
+				left -= takeSize(&j)
+			}
+			if got.NextDue != nil && (nextDue == 0 || *got.NextDue < nextDue) {
+				nextDue = *got.NextDue
+			}
+			if got.Full {
+				break groups
+			}
+			if !got.Dropping {
+				break
+			}
+			if round+1 >= maxDropRounds {
+				// Still dropping: a waiting take looks again at once rather
+				// than sleep on jobs that may be ready behind them.
+				nextDue = t.s.now().UnixMilli()
+				break
+			}
 		}
 	}
 	return jobs, nextDue, nil
 }
 
-// run takes jobs, waiting for them up to req.Wait when none is ready.
-func (t *takeCall) run(ctx context.Context) ([]ocypod.NextJob, error) {
+// run takes jobs, waiting for them up to req.Wait when none is ready: in
+// the store's hub (waiters.go), which needs no Redis connection while it
+// waits. It looks again when woken, and at the earliest time the attempt
+// reported (a due job, a rate limit's next token). A take past the hub's
+// capacity answers at once.
+func (t *takeCall) run(ctx context.Context) (jobs []ocypod.NextJob, err error) {
+	var w *waiter
+	if t.req.Wait > 0 {
+		w = t.s.hub.join(t.req.Queues)
+	}
+	if w == nil {
+		jobs, _, err = t.once(ctx, 0)
+		return jobs, err
+	}
+	defer func() { t.s.hub.leave(w, len(jobs) >= t.count || err != nil || ctx.Err() != nil) }()
+	// The wait also ends when req.Stop closes; the attempts keep ctx, so
+	// one under way when the server shuts down still answers its job.
+	waitCtx := ctx
+	if t.req.Stop != nil {
+		var cancel context.CancelFunc
+		waitCtx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-t.req.Stop:
+				cancel()
+			case <-waitCtx.Done():
+			}
+		}()
+	}
 	deadline := time.Now().Add(t.req.Wait)
 	for {
 		left := time.Until(deadline)
-		jobs, nextDue, err := t.once(ctx, max(left, 0))
+		var nextDue int64
+		jobs, nextDue, err = t.once(ctx, max(left, 0))
 		if err != nil || len(jobs) > 0 || left <= 0 {
 			return jobs, err
 		}
-		wait := left
+		d := left
 		if nextDue > 0 {
-			wait = min(wait, time.Until(time.UnixMilli(nextDue))+time.Millisecond)
+			// Due times are on the store's clock.
+			d = min(d, max(time.UnixMilli(nextDue).Sub(t.s.now())+time.Millisecond, minRecheck))
 		}
-		if wait > 0 {
-			if err := t.block(ctx, wait); err != nil {
-				return nil, err
-			}
-		}
-		if ctx.Err() != nil {
+		if !t.s.hub.wait(waitCtx, w, d) {
 			return nil, nil
 		}
 	}
 }
 
-// block waits up to d for a wake token on any of the take's queues: one
-// BLPOP per partition, the first to return ends the others.
-func (t *takeCall) block(ctx context.Context, d time.Duration) error {
-	byPart := map[int][]string{}
-	for _, g := range t.groups {
-		for _, q := range g.queues {
-			byPart[g.p] = append(byPart[g.p], t.s.l.key(g.p, "wake:"+q))
-		}
-	}
-	// Whole seconds through go-redis's BLPop, which lets the connection's
-	// read deadline wait that long; less than a second by hand (BLPop
-	// rounds it up to a second), in pieces the client's read timeout
-	// allows. The caller's loop waits whatever is left.
-	if d >= time.Second {
-		d = d.Truncate(time.Second)
-	} else {
-		d = min(d, t.s.blockPiece)
-	}
-	ctx, cancel := context.WithTimeout(ctx, d+time.Second)
-	defer cancel()
-	var wg sync.WaitGroup
-	errs := make(chan error, len(byPart))
-	secs := strconv.FormatFloat(max(d.Seconds(), 0.001), 'f', 3, 64)
-	for _, keys := range byPart {
-		wg.Go(func() {
-			var err error
-			if d >= time.Second {
-				err = t.s.rdb.BLPop(ctx, d, keys...).Err()
-			} else {
-				args := append([]any{"blpop"}, toAny(keys)...)
-				err = t.s.rdb.Do(ctx, append(args, secs)...).Err()
-			}
-			if err == nil || isNil(err) {
-				cancel()
-				return
-			}
-			if ctx.Err() == nil {
-				errs <- err
-			}
-			cancel()
-		})
-	}
-	wg.Wait()
-	close(errs)
-	if err, ok := <-errs; ok {
-		return translate(err)
-	}
-	return nil
-}
+// minRecheck is the shortest pause before a waiting take looks again for
+// a due time it was told of.
+const minRecheck = 5 * time.Millisecond
 
 // logSwept logs the jobs an inline sweep changed, one line each.
 func (s *Store) logSwept(ctx context.Context, swept dict[list[idStr]]) {

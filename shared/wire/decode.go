@@ -83,6 +83,17 @@ func (d *Doc) Members(obj *Value, known []string, fn func(key string, v *Value) 
 	return nil
 }
 
+// UnknownKey returns the first key of obj (an object) that known lacks, in
+// document order.
+func UnknownKey(obj *Value, known []string) (string, bool) {
+	for i := range obj.Members {
+		if !contains(known, obj.Members[i].Key) {
+			return obj.Members[i].Key, true
+		}
+	}
+	return "", false
+}
+
 func contains(ss []string, s string) bool {
 	for _, x := range ss {
 		if x == s {

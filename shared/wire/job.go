@@ -94,6 +94,12 @@ func appendJobField(b []byte, j *ocypod.Job, field string) []byte {
 	case "priority":
 		return strconv.AppendInt(b, j.Priority, 10)
 	case "run_at":
+		// A job waiting for a retry by policy shows when it is due, when
+		// asked (?fields=run_at, listings): the default object of a failed
+		// job stays Ocypod's.
+		if j.RunAt == nil && j.RetryDue != nil && !j.Ended() {
+			return AppendTime(b, j.RetryDue)
+		}
 		return AppendTime(b, j.RunAt)
 	case "key":
 		return appendOptString(b, j.Key)
@@ -104,6 +110,8 @@ func appendJobField(b []byte, j *ocypod.Job, field string) []byte {
 		return AppendIDs(b, j.DependsOn)
 	case "dependents":
 		return AppendIDs(b, j.Dependents)
+	case "callback":
+		return appendCallback(b, j.CallbackView)
 	case "retry_backoff":
 		return AppendBackoff(b, j.RetryBackoff)
 	case "timeout_retries":
@@ -177,5 +185,26 @@ func AppendBackoff(b []byte, bo *ocypod.Backoff) []byte {
 	b = AppendFloat(b, bo.Factor)
 	b = append(b, `,"jitter":`...)
 	b = strconv.AppendBool(b, bo.Jitter)
+	return append(b, '}')
+}
+
+// appendCallback appends {"url","on","delivered_at","attempts"}, or null.
+func appendCallback(b []byte, c *ocypod.JobCallback) []byte {
+	if c == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, `{"url":`...)
+	b = AppendString(b, c.URL)
+	b = append(b, `,"on":[`...)
+	for i, st := range c.On {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = AppendString(b, string(st))
+	}
+	b = append(b, `],"delivered_at":`...)
+	b = AppendTime(b, c.DeliveredAt)
+	b = append(b, `,"attempts":`...)
+	b = AppendUint(b, c.Attempts)
 	return append(b, '}')
 }

@@ -286,6 +286,25 @@ func AppendQueueStats(b []byte, s ocypod.QueueStats) []byte {
 	return append(b, '}')
 }
 
+// AppendQueueStatsMinutes is AppendQueueStats with the last hour's
+// per-minute counts (GET /queue/{name}/stats?by=minute): "minutes":
+// {"start","created","completed","failed"}, each list oldest first.
+func AppendQueueStatsMinutes(b []byte, s ocypod.QueueStats, m *ocypod.MinuteStats) []byte {
+	b = AppendQueueStats(b, s)
+	b = append(b[:len(b)-1], `,"minutes":{"start":`...)
+	b = AppendTime(b, &m.Start)
+	for _, l := range []struct {
+		name string
+		n    *[ocypod.MinuteCount]uint64
+	}{{"created", &m.Created}, {"completed", &m.Completed}, {"failed", &m.Failed}} {
+		b = append(b, `,"`...)
+		b = append(b, l.name...)
+		b = append(b, `":`...)
+		b = AppendIDs(b, l.n[:])
+	}
+	return append(b, "}}"...)
+}
+
 func appendDurationStats(b []byte, s *ocypod.DurationStats) []byte {
 	b = append(b, `{"count":`...)
 	b = AppendUint(b, s.Count)

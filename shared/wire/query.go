@@ -55,6 +55,23 @@ func (q Query) Has(keys ...string) bool {
 	return false
 }
 
+// Keys returns the query's keys, form-decoded, in order (a repeated key
+// as often as it appears).
+func (q Query) Keys() []string {
+	var keys []string
+	for rest := q.raw; rest != ""; {
+		var part string
+		part, rest, _ = strings.Cut(rest, "&")
+		if part == "" {
+			continue
+		}
+		if k, _, _ := strings.Cut(part, "="); k != "" {
+			keys = append(keys, FormDecode(k))
+		}
+	}
+	return keys
+}
+
 // List splits a comma-separated parameter value into its items, each
 // kept once, in the order of first appearance: a repeated item counts
 // once, so an answer never grows with repetitions.

@@ -59,7 +59,20 @@ type endpoint struct {
 
 // NewRouter returns a router serving every route of table.
 func NewRouter(table []Route, fail ErrorFunc) *Router {
-	return newRouter(table, table, fail)
+	rt := &Router{fail: fail}
+	for _, r := range table {
+		var p *pattern
+		for _, q := range rt.patterns {
+			if q.text == r.Pattern {
+				p = q
+			}
+		}
+		if p == nil {
+			p = compilePattern(r.Pattern, Allow(table, r.Pattern))
+		}
+		rt.add(p, r)
+	}
+	return rt
 }
 
 // NewRouteRouter returns a router serving only table[i], for a Lambda
@@ -70,35 +83,47 @@ func NewRouter(table []Route, fail ErrorFunc) *Router {
 // 405's Allow lists every method the table has for the path, since API
 // Gateway sends the other methods to their own functions.
 func NewRouteRouter(table []Route, i int, fail ErrorFunc) *Router {
-	rt := newRouter(table, table[i:i+1], fail)
-	rt.single = rt.patterns[0].eps[0]
-	return rt
+	return NewSingleRouter(table[i], Allow(table, table[i].Pattern), fail)
 }
 
-func newRouter(table, serve []Route, fail ErrorFunc) *Router {
+// NewSingleRouter is NewRouteRouter without the table: it serves r alone,
+// and a 405 carries allow, the methods the whole table has for r's path
+// (Allow), worked out beforehand. A Lambda function that is handed its
+// route this way links that route's handler and no other.
+func NewSingleRouter(r Route, allow string, fail ErrorFunc) *Router {
 	rt := &Router{fail: fail}
-	for _, r := range serve {
-		var p *pattern
-		for _, q := range rt.patterns {
-			if q.text == r.Pattern {
-				p = q
-			}
-		}
-		if p == nil {
-			p = compilePattern(r.Pattern, table)
-			rt.patterns = append(rt.patterns, p)
-			for len(rt.byCount) <= len(p.segs) {
-				rt.byCount = append(rt.byCount, nil)
-			}
-			rt.byCount[len(p.segs)] = append(rt.byCount[len(p.segs)], p)
-		}
-		p.eps = append(p.eps, &endpoint{route: r, pattern: p, label: r.Method + " " + r.Pattern})
-	}
+	p := compilePattern(r.Pattern, allow)
+	rt.add(p, r)
+	rt.single = p.eps[0]
 	return rt
 }
 
-func compilePattern(text string, table []Route) *pattern {
-	p := &pattern{text: text}
+// Allow is the Allow header of a 405 on pattern: every method table has for
+// it, in table order, each once.
+func Allow(table []Route, pattern string) string {
+	var methods []string
+	for _, r := range table {
+		if r.Pattern == pattern && !slices.Contains(methods, r.Method) {
+			methods = append(methods, r.Method)
+		}
+	}
+	return strings.Join(methods, ", ")
+}
+
+// add serves r on p, which it registers on first use.
+func (rt *Router) add(p *pattern, r Route) {
+	if len(p.eps) == 0 {
+		rt.patterns = append(rt.patterns, p)
+		for len(rt.byCount) <= len(p.segs) {
+			rt.byCount = append(rt.byCount, nil)
+		}
+		rt.byCount[len(p.segs)] = append(rt.byCount[len(p.segs)], p)
+	}
+	p.eps = append(p.eps, &endpoint{route: r, pattern: p, label: r.Method + " " + r.Pattern})
+}
+
+func compilePattern(text, allow string) *pattern {
+	p := &pattern{text: text, allow: allow}
 	for _, s := range strings.Split(strings.TrimPrefix(text, "/"), "/") {
 		if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
 			p.segs = append(p.segs, "")
@@ -109,13 +134,6 @@ func compilePattern(text string, table []Route) *pattern {
 			p.names = append(p.names, "")
 		}
 	}
-	var methods []string
-	for _, r := range table {
-		if r.Pattern == text && !slices.Contains(methods, r.Method) {
-			methods = append(methods, r.Method)
-		}
-	}
-	p.allow = strings.Join(methods, ", ")
 	return p
 }
 

@@ -124,3 +124,24 @@ func sortedCopy(ss []string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestSingleRouter: a route served alone, given its Allow, answers as
+// NewRouteRouter of the table does.
+func TestSingleRouter(t *testing.T) {
+	t.Parallel()
+	f := &failures{}
+	table := testTable()
+	if got := Allow(table, "/a/{x}"); got != "GET, DELETE" {
+		t.Errorf("Allow(/a/{x}) = %q, want GET, DELETE", got)
+	}
+	one, all := NewSingleRouter(table[2], "GET, DELETE", f.answer), NewRouteRouter(table, 2, f.answer)
+	for _, c := range []struct{ method, path string }{
+		{http.MethodDelete, "/a/7"}, {http.MethodGet, "/a/7"}, {http.MethodGet, "/a"}, {http.MethodPut, "/a/7"},
+	} {
+		a, b := get(one, c.method, c.path), get(all, c.method, c.path)
+		if a.Code != b.Code || a.Header().Get("Allow") != b.Header().Get("Allow") || a.Body.String() != b.Body.String() {
+			t.Errorf("%s %s = %d %q %q alone, %d %q %q from the table", c.method, c.path,
+				a.Code, a.Header().Get("Allow"), a.Body, b.Code, b.Header().Get("Allow"), b.Body)
+		}
+	}
+}

@@ -40,6 +40,12 @@ type Server struct {
 // Start starts a server; Close stops it.
 func Start() (*Server, error) {
 	s := &Server{mini: miniredis.NewMiniRedis()}
+	// Over TCP, not miniredis's in-memory pipe: a pipe has no buffer, so a
+	// large pipeline would block writing while miniredis blocks writing
+	// its first reply.
+	if err := s.mini.Start(); err != nil {
+		return nil, err
+	}
 	s.rdb = redis.NewClient(&redis.Options{
 		Dialer:                   s.dial,
 		DialTimeout:              2 * time.Second,
@@ -125,7 +131,7 @@ func (s *Server) dial(context.Context, string, string) (net.Conn, error) {
 	if s.down.Load() {
 		return nil, errDown
 	}
-	c, err := s.mini.Dial()
+	c, err := net.Dial("tcp", s.mini.Addr())
 	if err != nil {
 		return nil, err
 	}

@@ -1,24 +1,28 @@
 -- info.lua: job counts per queue and status, and the global counters
 -- (/info), read-only. Queues are those registered here and those that
 -- still have jobs here (found by walking the idx index queue by queue).
+-- Pending jobs of a deleted queue, not dropped yet, are not counted (a
+-- deleted queue left with nothing else is not listed).
 --
 -- Reply {queues = {name = {status code = count}}, totals = {name = n},
 -- registered = [names]}.
 
 local queues, registered = {}, {}
-local function count(q)
-  local c = {}
+local function count(q, listed)
+  local c, any = {}, false
+  local d = drop_of(q)
   for _, code in pairs(CODE) do
     local lo, hi = lex_range(q .. ' ' .. code)
     local n = redis.call('ZLEXCOUNT', K.idx, lo, hi)
-    if n > 0 then c[code] = n end
+    if d and d.c and d.c[code] then n = n - num(d.c[code]) end
+    if n > 0 then c[code], any = n, true end
   end
-  queues[q] = c
+  if listed or any then queues[q] = c end
 end
 for _, f in ipairs(redis.call('HKEYS', K.q)) do
   if not string.find(f, ' ', 1, true) then
     registered[#registered + 1] = f
-    count(f)
+    count(f, true)
   end
 end
 local from = '-'
@@ -27,7 +31,7 @@ while true do
   if not m then break end
   local q = string.match(m, '^(%S+) ')
   if not q then break end
-  if not queues[q] then count(q) end
+  if not queues[q] then count(q, false) end
   from = '[' .. q .. '!'
 end
 local totals = {}

@@ -3,9 +3,11 @@
 --
 -- A.queue (optional) -> requeue them into this queue instead of their own:
 -- moved here when the queue exists in this partition, else copied there
--- through the outbox (a new job) and deleted here.
+-- through the outbox (a new job, in partition A.part) and deleted here.
 -- A.must_exist -> a queue: answer queue_not_found unless it exists here.
--- Reply {retried = n}. A job whose key another pending job holds stays.
+-- Reply {retried = n}. A job whose key another pending job holds stays, and
+-- so does one whose queue was deleted (also when one of its name was
+-- created since) unless A.queue names another.
 
 if A.must_exist and not queue_settings(A.must_exist) then return fail('queue_not_found') end
 local lo, hi = lex_range(esc(A.group))
@@ -19,7 +21,7 @@ for _, m in ipairs(redis.call('ZRANGEBYLEX', K.fg, lo, hi, 'LIMIT', 0, num(A.lim
   elseif j then
     if A.queue and A.queue ~= j.queue and not target then
       effect({op = 'copy', queue = A.queue, job = j.id, meta = redis.call('HGET', K.j, j.id),
-        input = redis.call('HGET', K.inp, j.id) or nil})
+        input = redis.call('HGET', K.inp, j.id) or nil, part = A.part})
       remove_job(j, 'moved')
       n = n + 1
     else
@@ -30,7 +32,7 @@ for _, m in ipairs(redis.call('ZRANGEBYLEX', K.fg, lo, hi, 'LIMIT', 0, num(A.lim
         for _, t in ipairs(tags_of(j)) do redis.call('ZADD', K.tag, 0, tag_member(t, j.id)) end
         if j.tracked then redis.call('ZADD', K.trk, 0, j.queue .. ' ' .. lp(j.id)) end
         if not requeue(j, false, true) then n = n + 1 end
-      elseif queue_settings(j.queue) and not requeue(j, false) then
+      elseif queue_settings(j.queue) and not old_generation(j, queue_settings(j.queue)) and not requeue(j, false) then
         n = n + 1
       end
     end

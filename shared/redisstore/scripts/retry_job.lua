@@ -3,8 +3,9 @@
 -- or cancelled. With no retry left the job ends failed.
 --
 -- A.id, A.run_at (microseconds, optional: the job is scheduled until then).
--- Reply {status, retries_attempted}; errors job_not_found, conflict {status},
--- queue_not_found, key_pending {id}.
+-- Reply {status, retries_attempted, pd, queue} (pd: the queue delivers by
+-- push and the job is queued now, queue its name); errors job_not_found, conflict {status},
+-- queue_not_found, key_pending {id}, key_moved.
 
 local j, why = load_job(A.id)
 if not j then return fail(why) end
@@ -12,11 +13,12 @@ local st = j.status
 if not (st == 'running' or st == 'failed' or st == 'timed_out' or st == 'cancelled') then
   return fail('conflict', {status = st})
 end
-if not queue_settings(j.queue) then return fail('queue_not_found', {queue = j.queue}) end
+local qs = queue_settings(j.queue)
+if not qs or old_generation(j, qs) then return fail('queue_not_found', {queue = j.queue}) end
 local left = num(j.retries_attempted) < num(j.retries)
-if left and j.key then
-  local p = key_holder('p', j.queue, j.key)
-  if p and p ~= j.id then return fail('key_pending', {id = p}) end
+if left then
+  local why, p = requeue_refusal(j)
+  if why then return fail(why, {id = p}) end
 end
 
 if not left then
@@ -42,4 +44,5 @@ if st == 'running' then
 end
 if A.run_at then j.run_at = A.run_at end
 requeue(j, true, true)
-return reply({status = j.status, retries_attempted = num(j.retries_attempted)})
+local pd = (qs.pu and j.status == 'queued') or nil
+return reply({status = j.status, retries_attempted = num(j.retries_attempted), pd = pd, queue = pd and j.queue})

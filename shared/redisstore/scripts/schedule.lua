@@ -45,7 +45,7 @@ elseif A.op == 'fire' then
   local due = redis.call('ZSCORE', K.scht, member)
   if not due or num(due) ~= num(A.due) then return reply({fired = false}) end
   redis.call('ZADD', K.scht, A.next, member)
-  effect({op = 'create', queue = A.queue, spec = A.spec, from = 'schedule ' .. A.id})
+  effect({op = 'create', queue = A.queue, spec = A.spec, from = 'schedule ' .. A.id, part = A.part})
   return reply({fired = true})
 end
 return fail('invalid', {field = 'op', reason = tostring(A.op)})

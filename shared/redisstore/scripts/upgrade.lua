@@ -12,9 +12,18 @@
 --                batch can run again.
 -- A.op = 'finish' KW = {v1 stats hash, v1 job id counter}: totals and the id
 --                counter move here, and the layout is marked version 2.
--- Reply {done = jobs converted}.
+-- A.op = 'by_id' (version 2 to 3, one call per partition): gives up to
+--                A.limit queued jobs of this partition their by-id idx
+--                member ("<queue> Q <lp(id)>", indexes.lua's
+--                by_id_member), queue by queue from where the last call
+--                stopped (K.ctr's "v3m", the last member done; "v3d" once
+--                every queued job here has one). Adding a member twice
+--                changes nothing, so a call can run again.
+-- Reply {done = jobs converted (or members added), more (by_id: this
+-- partition has more to do)}.
 
 local n = 0
+local more = false
 if A.op == 'queue' then
   local h = redis.call('HGETALL', KW[1])
   -- A name without settings is a deleted queue that still has jobs: they
@@ -68,5 +77,35 @@ elseif A.op == 'finish' then
   if last > num(redis.call('HGET', K.ctr, 'id')) then redis.call('HSET', K.ctr, 'id', int_str(last)) end
   redis.call('DEL', KW[1], KW[2])
   redis.call('HSET', K.meta, 'version', '2', 'partitions', '1')
+elseif A.op == 'by_id' and redis.call('HEXISTS', K.ctr, 'v3d') == 0 then
+  local limit = num(A.limit)
+  local m = redis.call('HGET', K.ctr, 'v3m')
+  local q = m and string.match(m, '^(%S+) ')
+  if not q then
+    local first = redis.call('ZRANGEBYLEX', K.idx, '-', '+', 'LIMIT', 0, 1)[1]
+    q = first and string.match(first, '^(%S+) ')
+  end
+  while q and n < limit do
+    local lo, hi = lex_range(q .. ' q')
+    if m and string.sub(m, 1, #q + 3) == q .. ' q ' then lo = '(' .. m end
+    local ms_ = redis.call('ZRANGEBYLEX', K.idx, lo, hi, 'LIMIT', 0, limit - n)
+    for _, x in ipairs(ms_) do
+      redis.call('ZADD', K.idx, 0, q .. ' Q ' .. lp(id_of_member(x)))
+      m = x
+    end
+    n = n + #ms_
+    if n >= limit then break end
+    -- The next queue: the first idx member past every member of this one.
+    local nxt = redis.call('ZRANGEBYLEX', K.idx, '[' .. q .. '!', '+', 'LIMIT', 0, 1)[1]
+    q = nxt and string.match(nxt, '^(%S+) ')
+    m = q and (q .. ' ')
+  end
+  if q then
+    redis.call('HSET', K.ctr, 'v3m', m or (q .. ' '))
+    more = true
+  else
+    redis.call('HSET', K.ctr, 'v3d', 1)
+    redis.call('HDEL', K.ctr, 'v3m')
+  end
 end
-return cjson.encode({done = n})
+return cjson.encode({done = n, more = more})
