@@ -20,8 +20,8 @@ import (
 func wantUpgraded(t *testing.T, rdb redis.UniversalClient, ns string, job1 bool) {
 	t.Helper()
 	ctx := t.Context()
-	if v := rdb.HGet(ctx, "{"+ns+"}:meta", "version").Val(); v != "3" {
-		t.Errorf("layout version = %q, want 3: the upgrade did not finish", v)
+	if v := rdb.HGet(ctx, "{"+ns+"}:meta", "version").Val(); v != "4" {
+		t.Errorf("layout version = %q, want 4: the upgrade did not finish", v)
 	}
 	s, err := redisstore.New(rdb, redisstore.Options{Namespace: ns})
 	if err != nil {

@@ -37,7 +37,7 @@ func TestSweeperUpgradeAfterKill(t *testing.T) {
 		budget string
 		want   string // layout version after the run
 	}{
-		{"takes over", 1500 * time.Millisecond, "30s", "3"},
+		{"takes over", 1500 * time.Millisecond, "30s", "4"},
 		{"budget spent waiting", time.Minute, "1s", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -99,6 +99,7 @@
 //	apply        (outbox)                   an effect from another partition
 //	pin_effect   (outbox)                   fixes where an effect's job goes
 //	upgrade      Upgrade                    version-1 data, a batch at a time
+//	upgrade_counters Upgrade                the queues' counts of queued jobs (layout 3 to 4)
 //	dep_lock     UpdateJob (depends_on)     the dependency lock and its fence numbers
 //	dep_walk     UpdateJob (depends_on)     a step of the cycle check (deps.go)
 //	import       Import                     an Ocypod 0.8 database, a batch at a time
@@ -133,7 +134,10 @@
 //	             it was created with); "<queue> w": long-poll until (ms);
 //	             "<queue> j": a job of it is waited for until (ms);
 //	             "<queue> d": earliest time a job may fall due; "<queue> a":
-//	             a sharded queue's limit shares here (absent: its full share)
+//	             a sharded queue's limit shares here (absent: its full share);
+//	             "<queue> n": how many members its queued idx range holds
+//	             (absent: none), kept by every script that adds or removes
+//	             one, read by /info and sizes
 //	cbq    ZSET  job id -> when its callback is due (callbacks.go); cbs:
 //	             HASH job id -> {e: ended (ms), a: tries, d: delivered (ms),
 //	             g: given up}
@@ -148,12 +152,13 @@
 //	             wake lists of earlier versions, is no longer written (deleted
 //	             with its queue)
 //
-// and "{<ns>}:meta", the layout record: version 3 and P, and cursor_key,
+// and "{<ns>}:meta", the layout record: version 4 and P, and cursor_key,
 // the random key that signs listing cursors (written once, by HSETNX, by
 // the first listing that answers a next cursor; data written before it
 // needs no upgrade, and a cursor signed before is refused with a 400). An
 // older layout (version 1: one hash per job, no record; version 2, 0.3.0's,
-// without the queued jobs' "<queue> Q <lp(id)>" idx members) is upgraded in
+// without the queued jobs' "<queue> Q <lp(id)>" idx members; version 3,
+// without the queues' counts of queued jobs) is upgraded in
 // place by Upgrade, step by step (upgrade.go): resumable, idempotent, under
 // the lock "{<ns>}:upgrade" with a short lease its holder renews (others
 // wait, and take over when it lapses); the local server runs it at start,

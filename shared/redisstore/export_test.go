@@ -55,6 +55,9 @@ func ScriptIDs() map[string][2]string {
 // script call: the effects it recorded are left in the outbox.
 func SetCrashAfterCall(s *Store, on bool) { s.crashAfterCall = on }
 
+// LayoutVersion is the layout version the store serves.
+const LayoutVersion = layoutVersion
+
 // SetUpgradeBatch makes s's upgrade convert n version-1 jobs per batch.
 func SetUpgradeBatch(s *Store, n int) { s.upgradeBatch = n }
 
@@ -142,3 +145,14 @@ func Subscribed(tb interface{ Fatal(...any) }, s *Store) {
 // and report a 503, as a process that dies between applying an effect and
 // acknowledging it, or a call whose reply was lost after Redis ran it.
 func SetLostAck(s *Store, on bool) { s.lostAck = on }
+
+// UpgradeCountsCall runs one call of the upgrade step that counts queued
+// jobs on partition p, counting up to limit queues (as a holder whose
+// lease lapsed may still do).
+func UpgradeCountsCall(ctx context.Context, s *Store, p, limit int) error {
+	r, err := s.run(ctx, &call{sc: scriptUpCounts, p: p, args: map[string]any{"limit": limit}}, nil)
+	if err == nil && r.Err != "" {
+		err = refusal(r, 0, "", nil)
+	}
+	return err
+}

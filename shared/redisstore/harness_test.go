@@ -68,6 +68,9 @@ type harness struct {
 	// skipInvariants turns off the index consistency check at the end of
 	// the test (for tests that corrupt data on purpose).
 	skipInvariants bool
+	// countsErrorf, when set, gets the queued counts' invariant failures
+	// instead of t.Errorf (to show that the check finds one).
+	countsErrorf func(format string, args ...any)
 }
 
 func newHarness(t *testing.T, rdb redis.UniversalClient, partitions int, opts redisstore.Options) *harness {
@@ -118,7 +121,7 @@ type conformanceCase struct {
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	cases := slices.Concat(queueCases, jobCases, batchCases, transitionCases, sweepCases, infoCases, corruptCases, jobModelCases, effectCases, listingCases, upgradeCases, importCases, importLimitCases, shardCases, shardLimitCases, shardUpgradeCases, depsCases, generationCases, longPollCases, conflictUpdateCases, boundedCases, cursorCases, workerTrimCases, jobWaitCases, minuteCases, byIDListingCases)
+	cases := slices.Concat(queueCases, jobCases, batchCases, transitionCases, sweepCases, infoCases, corruptCases, jobModelCases, effectCases, listingCases, upgradeCases, importCases, importLimitCases, shardCases, shardLimitCases, shardUpgradeCases, depsCases, generationCases, longPollCases, conflictUpdateCases, boundedCases, cursorCases, workerTrimCases, jobWaitCases, minuteCases, byIDListingCases, counterCases)
 	clusterBackends := 0
 	for _, b := range backends {
 		if strings.HasPrefix(b.name, "cluster") {
@@ -408,6 +411,33 @@ func lp(v any) string {
 
 func esc(s string) string { return strings.NewReplacer(" ", "!a", "!", "!b").Replace(s) }
 
+// checkQueuedCounts checks, for the invariants, that each queue's counter
+// of queued jobs in partition p ("<queue> n" in q) is the number of
+// members of its queued idx range, and is absent when that is zero.
+func (h *harness) checkQueuedCounts(p int) {
+	want := map[string]string{}
+	n := map[string]int{}
+	for _, m := range h.rdb.ZRangeByLex(h.ctx, h.lay.Key(p, "idx"), &redis.ZRangeBy{Min: "-", Max: "+"}).Val() {
+		if q, rest, _ := strings.Cut(m, " "); strings.HasPrefix(rest, "q ") {
+			n[q]++
+			want[q+" n"] = strconv.Itoa(n[q])
+		}
+	}
+	got := map[string]string{}
+	for f, v := range h.rdb.HGetAll(h.ctx, h.lay.Key(p, "q")).Val() {
+		if strings.HasSuffix(f, " n") {
+			got[f] = v
+		}
+	}
+	if !maps.Equal(got, want) {
+		errorf := h.t.Errorf
+		if h.countsErrorf != nil {
+			errorf = h.countsErrorf
+		}
+		errorf("invariant: partition %d queued counts %v, want the queued idx ranges' %v", p, got, want)
+	}
+}
+
 func (h *harness) checkPartition(p int) {
 	t := h.t
 	key := func(name string) string { return h.lay.Key(p, name) }
@@ -525,6 +555,7 @@ func (h *harness) checkPartition(p int) {
 			t.Errorf("invariant: partition %d %s holds %v, want %v", p, n, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want[n])))
 		}
 	}
+	h.checkQueuedCounts(p)
 	for _, n := range scoreIndexes {
 		got := map[string]string{}
 		for _, z := range h.rdb.ZRangeWithScores(h.ctx, key(n), 0, -1).Val() {

@@ -29,7 +29,7 @@ const (
 	keyWorkerJobs   = "wk"   // ZSET lex "<esc(worker)> <r|t> <lp(id)>": running and timed-out jobs by worker
 	keyWorkers      = "wks"  // ZSET worker -> last seen (ms): the worker registry
 	keyJobKeys      = "keys" // HASH keySlot(slot, queue, key) -> the job holding that slot of a key
-	keyQueues       = "q"    // HASH queue -> settings, and per-queue fields "<queue> w|j|d|a" (doc.go)
+	keyQueues       = "q"    // HASH queue -> settings, and per-queue fields "<queue> w|j|d|a|n" (doc.go)
 	keyDrops        = "drop" // HASH queue -> drop record of its deleted generation (generations.lua)
 	keyRates        = "rl"   // HASH queue -> rate-limit bucket "<tokens> <ms>"
 	keyCounters     = "ctr"  // HASH id, rq, ob -> the partition's sequence counters

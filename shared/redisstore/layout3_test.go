@@ -6,8 +6,11 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
 	"github.com/ocyless/ocyless/shared/redisstore"
@@ -108,7 +111,7 @@ func layout3Answers(t *testing.T, h *harness) map[string]json.RawMessage {
 }
 
 // loadLayout3 writes testdata/layout3.json's namespace of h.P partitions
-// into h's namespace as layout version 3, sets h's clock to when it was
+// into h's namespace as layout version 3 (with its layout record), sets h's clock to when it was
 // written and returns what the store of layout 3 answered about it; false
 // when the fixture has none of that many partitions.
 func (h *harness) loadLayout3() (map[string]json.RawMessage, bool) {
@@ -126,8 +129,35 @@ func (h *harness) loadLayout3() (map[string]json.RawMessage, bool) {
 		return nil, false
 	}
 	h.writeEntries(ns.Keys)
+	// The layout record the store of layout 3 wrote when it opened the
+	// namespace (the dump holds the partitions' keys only).
+	h.do("HSET", "{"+h.ns+"}:meta", "version", "3", "partitions", h.P)
 	h.clock.Set(ns.Now)
 	return ns.Answers, true
+}
+
+// wantLayout3Answers fails t for each answer of got that differs from the
+// fixture's want.
+func wantLayout3Answers(t *testing.T, got, want map[string]json.RawMessage) {
+	t.Helper()
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		for k := range want {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		var w bytes.Buffer
+		if err := json.Compact(&w, want[k]); err != nil {
+			t.Fatal(err)
+		}
+		if string(got[k]) != w.String() {
+			t.Errorf("%s:\n got %s\nwant %s", k, got[k], w.String())
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d answers, the fixture has %d", len(got), len(want))
+	}
 }
 
 // TestLayout3Fixture: a namespace written by the store of layout version 3,
@@ -156,25 +186,104 @@ func TestLayout3Fixture(t *testing.T) {
 			if ok, err := h.s.Servable(h.ctx); err != nil || !ok {
 				t.Fatalf("Servable = %v, %v", ok, err)
 			}
-			got := layout3Answers(t, h)
-			for _, k := range slices.Sorted(func(yield func(string) bool) {
-				for k := range want {
-					if !yield(k) {
-						return
+			wantLayout3Answers(t, layout3Answers(t, h), want)
+		})
+	}
+}
+
+// TestLayout3UpgradeKilledHalfWay: an upgrade of the fixture's namespace
+// killed half-way through counting the queues' queued jobs leaves layout
+// 3 recorded and its lock held; a second process, once the lease lapsed,
+// goes on from where it stopped (not from the start), a last call of the
+// dead one changes nothing, and the namespace answers as layout 3 did.
+func TestLayout3UpgradeKilledHalfWay(t *testing.T) {
+	t.Parallel()
+	for _, b := range []backend{backends[0], backends[3], backends[4]} {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, b.client(t), b.partitions, redisstore.Options{})
+			want, ok := h.loadLayout3()
+			if !ok {
+				t.Fatalf("testdata/layout3.json has no namespace of %d partitions", h.P)
+			}
+			// One queue per call: each partition takes a call per queue of
+			// its idx and one that finds none left.
+			calls := 0
+			for p := range h.P {
+				seen := map[string]bool{}
+				for _, m := range h.rdb.ZRangeByLex(h.ctx, h.lay.Key(p, "idx"), &redis.ZRangeBy{Min: "-", Max: "+"}).Val() {
+					q, _, _ := strings.Cut(m, " ")
+					seen[q] = true
+				}
+				calls += len(seen) + 1
+			}
+			const killedAfter = 3
+			if calls <= killedAfter+1 {
+				t.Fatalf("the upgrade takes %d calls: too few to kill it half-way", calls)
+			}
+			redisstore.SetUpgradeBatch(h.s, 1)
+			redisstore.SetUpgradeLease(h.s, time.Minute)
+			if info, err := h.s.Open(h.ctx); err != nil || !info.Upgrade || info.Layout != 3 {
+				t.Fatalf("Open(layout 3) = %+v, %v, want an upgrade from 3", info, err)
+			}
+			if err := redisstore.KillUpgrade(h.ctx, h.s, killedAfter); err != nil {
+				t.Fatal(err)
+			}
+			meta := "{" + h.ns + "}:meta"
+			if v := h.rdb.HGet(h.ctx, meta, "version").Val(); v != "3" {
+				t.Fatalf("layout version after the killed upgrade = %q, want 3", v)
+			}
+			if info, err := h.s.Open(h.ctx); err != nil || !info.Upgrade || !info.Upgrading {
+				t.Fatalf("Open after the killed upgrade = %+v, %v, want an upgrade under way", info, err)
+			}
+			counted := 0
+			for p := range h.P {
+				for f := range h.rdb.HGetAll(h.ctx, h.lay.Key(p, "q")).Val() {
+					if strings.HasSuffix(f, " n") {
+						counted++
 					}
 				}
-			}) {
-				var w bytes.Buffer
-				if err := json.Compact(&w, want[k]); err != nil {
-					t.Fatal(err)
-				}
-				if string(got[k]) != w.String() {
-					t.Errorf("%s:\n got %s\nwant %s", k, got[k], w.String())
+			}
+			if counted == 0 {
+				t.Fatal("the killed upgrade counted no queue")
+			}
+
+			// Another process, once the dead one's lease lapsed (here: its
+			// lock deleted).
+			h.do("DEL", redisstore.UpgradeLockKey(h.ns))
+			s, err := redisstore.New(h.rdb, redisstore.Options{Namespace: h.ns, Partitions: h.P, Now: h.clock.Now,
+				Rand: func() float64 { return 0.5 }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			redisstore.SetUpgradeBatch(s, 1)
+			batches := 0
+			redisstore.OnUpgradeBatch(s, func() { batches++ })
+			if done, err := s.Upgrade(h.ctx, 0); err != nil || !done {
+				t.Fatalf("Upgrade after the kill = %v, %v, want done", done, err)
+			}
+			if batches != calls-killedAfter {
+				t.Errorf("the upgrade after the kill ran %d calls, want the %d left of %d", batches, calls-killedAfter, calls)
+			}
+			if v := h.rdb.HGet(h.ctx, meta, "version").Val(); v != strconv.Itoa(redisstore.LayoutVersion) {
+				t.Errorf("layout version after the upgrade = %q, want %d", v, redisstore.LayoutVersion)
+			}
+			for p := range h.P {
+				for _, f := range []string{"cnm", "cnd"} {
+					if h.rdb.HExists(h.ctx, h.lay.Key(p, "ctr"), f).Val() {
+						t.Errorf("partition %d: ctr field %s left after the upgrade", p, f)
+					}
 				}
 			}
-			if len(got) != len(want) {
-				t.Errorf("%d answers, the fixture has %d", len(got), len(want))
+			// The dead process's last call, late: it counts a queue again.
+			if err := redisstore.UpgradeCountsCall(h.ctx, h.s, 0, 1); err != nil {
+				t.Fatal(err)
 			}
+			h.s = s
+			for p := range h.P {
+				h.checkQueuedCounts(p)
+			}
+			wantLayout3Answers(t, layout3Answers(t, h), want)
 		})
 	}
 }

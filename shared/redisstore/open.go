@@ -40,7 +40,7 @@ type OpenInfo struct {
 var ErrPartitionsChanged = errors.New("partitions cannot change once a namespace holds data")
 
 // Open checks that the store can serve from this Redis: the namespace's
-// layout (version 3, written with the same partition count; recorded now
+// layout (version 4, written with the same partition count; recorded now
 // when the namespace is empty; an older layout, or an upgrade begun and
 // unfinished, reported in OpenInfo.Upgrade: the store must not serve until
 // Upgrade reports done)

@@ -69,6 +69,7 @@ var (
 	scriptRetryGroup  = loadScript("retry_group.lua")
 	scriptSchedule    = loadScript("schedule.lua")
 	scriptUpgrade     = loadScript("upgrade.lua")
+	scriptUpCounts    = loadScript("upgrade_counters.lua")
 	scriptShares      = loadScript("shares.lua")
 	scriptDepLock     = loadScript("dep_lock.lua")
 	scriptDepWalk     = loadScript("dep_walk.lua")

@@ -47,12 +47,13 @@ var v1Statuses = []string{"running", "failed", "completed", "cancelled", "timed_
 // version's layout.
 
 // layoutVersion is the namespace layout this version of the store serves:
-// 3 since each queued job also has its by-id idx member ("<queue> Q
+// 4 since each queue counts its queued jobs ("<queue> n" in q, indexes.lua's
+// count_queued), which /info and sizes read: a process of version 3 would
+// not keep the counts, so it must not share a namespace with this version.
+// Version 3 gave each queued job its by-id idx member ("<queue> Q
 // <lp(id)>", indexes.lua's by_id_member), which listings by id across
-// statuses read. Version 2 (0.3.0) had none; a 0.3.0 process neither adds
-// nor removes them, so it must not share a namespace with this version:
-// the new layout version makes it refuse to.
-const layoutVersion = 3
+// statuses read; version 2 (0.3.0) had none.
+const layoutVersion = 4
 
 // upgradeStep brings a namespace from layout version from to from+1. run
 // works until the step is done (true) or, if end is not zero, until end
@@ -68,6 +69,7 @@ type upgradeStep struct {
 var upgradeSteps = []upgradeStep{
 	{from: 1, run: (*Store).upgradeV1},
 	{from: 2, run: (*Store).upgradeV2},
+	{from: layoutQueuedCounts - 1, run: (*Store).upgradeQueuedCounts},
 }
 
 // defaultUpgradeLease is the lease of the upgrade lock (Store.upgradeLease,
@@ -184,7 +186,8 @@ func (s *Store) upgradeHeld(ctx context.Context) (bool, error) {
 // settings, jobs in every status with their timestamps, input, output,
 // tags and retry state (a pending retry keeps its due time), the queued
 // jobs' order, the statistics and the id counter; for version-2 data
-// (0.3.0's), the second gives every queued job its by-id idx member. It
+// (0.3.0's), the second gives every queued job its by-id idx member; for
+// version 3, the third counts each queue's queued jobs. It
 // records its progress in Redis as it goes and can stop (budget spent,
 // context cancelled, a crash) and be started again any number of times:
 // nothing is lost or doubled.

@@ -37,7 +37,11 @@ for _, q in ipairs(redis.call('HKEYS', K.drop)) do
         dropped = dropped + 1
         st.f = num(st.f) + 1
       elseif not j then
-        redis.call('ZREM', K.idx, m, q .. ' Q ' .. lp(id_of_member(m)))
+        if RANGES[r] == 'q' then
+          unqueue_member(q, m)
+        else
+          redis.call('ZREM', K.idx, m, q .. ' Q ' .. lp(id_of_member(m)))
+        end
       end
       st.m = m
       budget = budget - 1

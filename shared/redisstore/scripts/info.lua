@@ -4,6 +4,9 @@
 -- Pending jobs of a deleted queue, not dropped yet, are not counted (a
 -- deleted queue left with nothing else is not listed).
 --
+-- Queued jobs are counted by their queue's counter ("<queue> n" in K.q,
+-- indexes.lua's count_queued), the other statuses by their idx range.
+--
 -- Reply {queues = {name = {status code = count}}, totals = {name = n},
 -- registered = [names]}.
 
@@ -12,8 +15,13 @@ local function count(q, listed)
   local c, any = {}, false
   local d = drop_of(q)
   for _, code in pairs(CODE) do
-    local lo, hi = lex_range(q .. ' ' .. code)
-    local n = redis.call('ZLEXCOUNT', K.idx, lo, hi)
+    local n
+    if code == 'q' then
+      n = num(redis.call('HGET', K.q, q .. ' n'))
+    else
+      local lo, hi = lex_range(q .. ' ' .. code)
+      n = redis.call('ZLEXCOUNT', K.idx, lo, hi)
+    end
     if d and d.c and d.c[code] then n = n - num(d.c[code]) end
     if n > 0 then c[code], any = n, true end
   end

@@ -3,7 +3,8 @@
 -- Pending jobs of a deleted queue of the same name, not dropped yet, are
 -- neither counted nor listed.
 --
--- A.queue, A.size_only. Reply {size} or {ids = {status code = [ids]}} (queued
+-- A.queue, A.size_only. The size is the queue's counter of queued jobs
+-- ("<queue> n" in K.q, indexes.lua's count_queued). Reply {size} or {ids = {status code = [ids]}} (queued
 -- in take order, the others by id); errors queue_not_found (not registered
 -- here).
 
@@ -11,8 +12,7 @@ local q = A.queue
 if redis.call('HEXISTS', K.q, q) == 0 then return fail('queue_not_found') end
 local d = drop_of(q)
 if A.size_only then
-  local lo, hi = lex_range(q .. ' q')
-  local n = redis.call('ZLEXCOUNT', K.idx, lo, hi)
+  local n = num(redis.call('HGET', K.q, q .. ' n'))
   if d and d.c then n = math.max(n - num(d.c.q), 0) end
   return cjson.encode({size = n})
 end

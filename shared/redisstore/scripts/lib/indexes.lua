@@ -31,12 +31,46 @@ local function by_id_member(j)
   return nil
 end
 
+-- Each queue counts its queued jobs in this partition: "<queue> n" in K.q
+-- is the number of members of its queued idx range ("<queue> q ...",
+-- pending jobs of a deleted queue of the name included, as the range holds
+-- them), absent when none. /info and sizes read it. Every script that adds
+-- or removes a queued member keeps it exact: count_queued when it knows
+-- the member was added or removed, recount_queued when it cannot tell.
+local function count_queued(q, n)
+  local f = q .. ' n'
+  if redis.call('HINCRBY', K.q, f, n) <= 0 then redis.call('HDEL', K.q, f) end
+end
+
+local function recount_queued(q)
+  local lo, hi = lex_range(q .. ' q')
+  local n = redis.call('ZLEXCOUNT', K.idx, lo, hi)
+  if n > 0 then redis.call('HSET', K.q, q .. ' n', n) else redis.call('HDEL', K.q, q .. ' n') end
+end
+
+-- queued_changed follows the addition (n = 1) or removal (n = -1) of a
+-- queued job's two idx members, which changed r of them: both, one (only
+-- in data that lacked one of them: which is not known, so count again) or
+-- none.
+local function queued_changed(q, n, r)
+  if r == 2 then count_queued(q, n) elseif r == 1 then recount_queued(q) end
+end
+
+-- unqueue_member removes queued member m of queue q, and its by-id member,
+-- from idx: they belong to no queued job of q any more (the caller read m
+-- from idx in this call).
+local function unqueue_member(q, m)
+  queued_changed(q, -1, redis.call('ZREM', K.idx, m, q .. ' Q ' .. lp(id_of_member(m))))
+end
+
 -- detach removes the entries that a job's status gives it; attach adds
 -- them. Tags and tracking do not depend on the status (see untag_all).
 local function detach(j)
   local b = by_id_member(j)
   if b then
-    if redis.call('ZREM', K.idx, idx_member(j), b) >= 1 then count_old(j, -1) end
+    local r = redis.call('ZREM', K.idx, idx_member(j), b)
+    if r >= 1 then count_old(j, -1) end
+    queued_changed(j.queue, -1, r)
   elseif redis.call('ZREM', K.idx, idx_member(j)) == 1 then count_old(j, -1) end
   local st = j.status
   if st == 'running' then
@@ -68,7 +102,9 @@ end
 local function attach(j)
   local b = by_id_member(j)
   if b then
-    if redis.call('ZADD', K.idx, 0, idx_member(j), 0, b) >= 1 then count_old(j, 1) end
+    local r = redis.call('ZADD', K.idx, 0, idx_member(j), 0, b)
+    if r >= 1 then count_old(j, 1) end
+    queued_changed(j.queue, 1, r)
   elseif redis.call('ZADD', K.idx, 0, idx_member(j)) == 1 then count_old(j, 1) end
   local st = j.status
   if st == 'running' then

@@ -119,7 +119,7 @@ local function take_from(queues, count, worker, swept, budget)
               taken[#taken + 1] = {id = id, queue = q, attempt = j.attempt,
                 input = j.input or redis.call('HGET', K.inp, id) or nil}
             else
-              redis.call('ZREM', K.idx, m, q .. ' Q ' .. lp(id))
+              unqueue_member(q, m)
             end
             lo = '(' .. m
           end

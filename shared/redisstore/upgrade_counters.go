@@ -1,0 +1,67 @@
+package redisstore
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+)
+
+// layoutQueuedCounts is the layout version from which each queue counts
+// its queued jobs (upgradeQueuedCounts brings the version before it up).
+const layoutQueuedCounts = 4
+
+// upgradeQueuedCounts is the step from layout version 3 to 4: each queue
+// gets its counter of queued jobs ("<queue> n" in keyQueues, indexes.lua's
+// count_queued), which every change of a queued job keeps from then on and
+// /info and sizes read. Partition by partition, a batch of queues per
+// upgrade_counters.lua call, each set to the count of its queued idx range:
+// a call records the last queue it counted in the partition's counters
+// (ctr "cnm", "cnd" once the partition is done) in the same script, so a
+// call run again (after a crash, or by a holder whose lease lapsed) goes
+// on from there, and counting a queue twice sets the same count. Once
+// every partition is done the layout is marked version 4
+// (layoutQueuedCounts).
+func (s *Store) upgradeQueuedCounts(ctx context.Context, end time.Time) (done bool, err error) {
+	fail := func(err error) (bool, error) { return false, fmt.Errorf("version 3 to 4: %w", err) }
+	batch := cmp.Or(s.upgradeBatch, upgradeBatch)
+	for p := range s.l.P {
+		for {
+			var got struct {
+				Done int  `json:"done"`
+				More bool `json:"more"`
+			}
+			r, err := s.run(ctx, &call{sc: scriptUpCounts, p: p, args: map[string]any{"limit": batch}}, &got)
+			if err != nil {
+				return fail(err)
+			}
+			if r.Err != "" {
+				return fail(refusal(r, 0, "", nil))
+			}
+			s.log.InfoContext(ctx, "upgrading to layout version 4: queues' counts of queued jobs",
+				slog.Int("partition", p), slog.Int("counted", got.Done), slog.Bool("more", got.More))
+			if err := s.upgradeHooks.batch(); err != nil {
+				return false, err
+			}
+			if !got.More {
+				break
+			}
+			if !end.IsZero() && time.Now().After(end) {
+				return false, nil
+			}
+		}
+	}
+	octx, cancel := s.opContext(ctx)
+	defer cancel()
+	if err := s.rdb.HSet(octx, s.metaKey(), "version", strconv.Itoa(layoutQueuedCounts)).Err(); err != nil {
+		return fail(translate(err))
+	}
+	for p := range s.l.P {
+		if err := s.rdb.HDel(octx, s.l.key(p, keyCounters), "cnm", "cnd").Err(); err != nil {
+			return fail(translate(err))
+		}
+	}
+	return true, nil
+}
