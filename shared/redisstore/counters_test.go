@@ -5,17 +5,20 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
 	"github.com/ocyless/ocyless/shared/redisstore"
+	"github.com/ocyless/ocyless/shared/redistest"
 )
 
-// The queued counts ("<queue> n" in q, indexes.lua's count_queued). The
-// invariant check after every conformance case also compares each count
-// with its queued idx range (checkQueuedCounts).
+// The queued counts ("<queue> n" in q, indexes.lua's count_queued) and the
+// statistics counted one increment per event (stats.lua). The invariant
+// check after every conformance case also compares each count with its
+// queued idx range (checkQueuedCounts).
 
 var counterCases = []conformanceCase{
 	{name: "queued counts stay exact through random operations", opts: redisstore.Options{InlineSweep: -1}, run: func(t *testing.T, h *harness) {
@@ -62,6 +65,94 @@ var counterCases = []conformanceCase{
 		h.do("HSET", key, "q n", 0)
 		check("a count of 0")
 		h.do("HDEL", key, "q n")
+	}},
+	{name: "statistics: each event counted once, the same before and after the fold", run: func(t *testing.T, h *harness) {
+		h.putQueue("s", settings(60, 0, 3600, 1)) // one retry, no delay
+		var ids []uint64
+		for range 6 {
+			ids = append(ids, h.create("s", ocypod.JobSpec{}))
+		}
+		created := h.clock.Now()
+		if got := h.takeIDs("s", 5); !slices.Equal(got, ids[:5]) {
+			t.Fatalf("took %v, want %v", got, ids[:5])
+		}
+		h.clock.Advance(2 * time.Second) // every attempt runs 2 s: bucket 2
+		h.complete(ids[0])
+		h.setStatus(ids[1], ocypod.StatusFailed)   // a retry pending
+		h.setStatus(ids[2], ocypod.StatusTimedOut) // a retry pending
+		h.setStatus(ids[3], ocypod.StatusCancelled)
+		if _, err := h.s.RetryJob(h.ctx, ids[4], nil); err != nil { // failed (no total), then retried
+			t.Fatal(err)
+		}
+		h.setStatus(ids[5], ocypod.StatusCancelled) // not running
+		h.setStatus(ids[3], ocypod.StatusQueued)    // requeued: retried (no day count)
+		h.clock.Advance(time.Minute)                // 10:01
+		at := h.clock.Now()
+		if r := h.sweepRetries(); len(r.Retried) != 2 {
+			t.Fatalf("retries sweep = %+v, want ids %d and %d retried", r, ids[1], ids[2])
+		}
+		wantInfo := ocypod.Statistics{Created: 6, Completed: 1, Failed: 1, TimedOut: 1, Cancelled: 2, Retried: 4}
+		var run [ocypod.HistogramBuckets]uint64
+		run[2] = 5
+		wantMinutes := map[string]map[int]uint64{"created": {58: 6}, "completed": {58: 1}, "failed": {58: 3}}
+		check := func(when string) {
+			t.Helper()
+			if got := h.info().Statistics; got != wantInfo {
+				t.Errorf("%s: Info statistics = %+v, want %+v", when, got, wantInfo)
+			}
+			st, err := h.s.QueueStats(h.ctx, "s", created)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Created != 6 || st.Completed != 1 || st.Failed != 3 || st.Retries != 3 || st.Wait.Count != 5 ||
+				st.Wait.Histogram[0] != 5 || st.Run.Histogram != run {
+				t.Errorf("%s: QueueStats = %+v", when, st)
+			}
+			m, err := h.s.QueueMinutes(h.ctx, "s", at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, got := range map[string][ocypod.MinuteCount]uint64{"created": m.Created, "completed": m.Completed, "failed": m.Failed} {
+				for i, n := range got {
+					if n != wantMinutes[name][i] {
+						t.Errorf("%s: minutes %s = %v, want %v", when, name, got, wantMinutes[name])
+						break
+					}
+				}
+			}
+			mt, err := h.s.QueueMetrics(h.ctx, []string{"s"})
+			if got := mt["s"]; err != nil || got.Created != 6 || got.Completed != 1 || got.Failed != 2 || got.TimedOut != 1 {
+				t.Errorf("%s: QueueMetrics = %+v, %v", when, mt, err)
+			}
+		}
+		check("pending")
+		if h.pendingStats() == 0 {
+			t.Fatal("no statistics pending")
+		}
+		// Folded: the minutes before this one, then every one.
+		h.sweepExpiry()
+		check("folded up to 10:01")
+		if err := redisstore.FoldStats(h.ctx, h.s, at.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if n := h.pendingStats(); n != 0 {
+			t.Fatalf("%d statistics fields pending after every minute was folded", n)
+		}
+		check("folded")
+		// A fold run again (by a second sweeper) finds nothing to do.
+		if err := redisstore.FoldStats(h.ctx, h.s, at.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		check("folded twice")
+		// The next day starts from zero, /info's totals go on.
+		h.clock.Advance(24 * time.Hour)
+		h.create("s", ocypod.JobSpec{})
+		if st, err := h.s.QueueStats(h.ctx, "s", h.clock.Now()); err != nil || st.Created != 1 || st.Completed != 0 {
+			t.Errorf("the next day's QueueStats = %+v, %v", st, err)
+		}
+		if got := h.info().Statistics.Created; got != 7 {
+			t.Errorf("Info created = %d, want 7", got)
+		}
 	}},
 }
 
@@ -234,5 +325,54 @@ func randomOps(t *testing.T, h *harness, seed uint64, n int) {
 					seed, i, name, n, info.Queues[name].Queued, listed, strings.Join(log, "\n"))
 			}
 		}
+	}
+}
+
+// TestPlainLifecycleIncrements: a plain job's lifecycle (create, take,
+// complete) costs its statistics one increment per event, and its queued
+// count one when it is queued and one when it is taken: with the id
+// counter's, 6 HINCRBY, and no EXPIRE once the day's hash has its fields.
+func TestPlainLifecycleIncrements(t *testing.T) {
+	t.Parallel()
+	srv, err := redistest.StartServer(redistest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	h := newHarness(t, srv.Client(), 1, redisstore.Options{InlineSweep: -1})
+	h.putQueue("q", settings(60, 0, 60, 0))
+	lifecycle := func() {
+		id := h.create("q", ocypod.JobSpec{})
+		h.take("q", id)
+		h.complete(id)
+	}
+	calls := func() map[string]int64 {
+		text, err := srv.Client().Info(h.ctx, "commandstats").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int64{}
+		for _, line := range strings.Split(text, "\n") {
+			name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
+			if !ok {
+				continue
+			}
+			n, _, _ := strings.Cut(rest, ",")
+			out[strings.TrimPrefix(name, "cmdstat_")], _ = strconv.ParseInt(n, 10, 64)
+		}
+		return out
+	}
+	lifecycle() // the scripts loaded, the statistics' fields there
+	before := calls()
+	const n = 20
+	for range n {
+		lifecycle()
+	}
+	after := calls()
+	if got := after["hincrby"] - before["hincrby"]; got != 6*n {
+		t.Errorf("%d lifecycles ran %d HINCRBY, want %d", n, got, 6*n)
+	}
+	if got := after["expire"] - before["expire"]; got != 0 {
+		t.Errorf("%d lifecycles ran %d EXPIRE, want none", n, got)
 	}
 }

@@ -146,6 +146,23 @@ func Subscribed(tb interface{ Fatal(...any) }, s *Store) {
 // acknowledging it, or a call whose reply was lost after Redis ran it.
 func SetLostAck(s *Store, on bool) { s.lostAck = on }
 
+// FoldStats folds s's pending statistics of the minutes before now's, as
+// the expiry sweep does, until none is left.
+func FoldStats(ctx context.Context, s *Store, now time.Time) error {
+	for p := range s.l.P {
+		for {
+			more, err := s.foldStats(ctx, p, now)
+			if err != nil {
+				return err
+			}
+			if !more {
+				break
+			}
+		}
+	}
+	return nil
+}
+
 // UpgradeCountsCall runs one call of the upgrade step that counts queued
 // jobs on partition p, counting up to limit queues (as a holder whose
 // lease lapsed may still do).

@@ -36,6 +36,7 @@ const (
 	keyTotals       = "tot"  // HASH all-time counters (Ocypod's /info statistics)
 	keyStats        = "st"   // HASH per-queue daily statistics, "st:<day>" (partKey adds the day)
 	keyMinutes      = "sm"   // HASH per-minute counts "<queue> <minute><c|d|f>", "sm:<hour>" (partKey adds the hour)
+	keyPending      = "sp"   // HASH pending statistics "<queue> <minute> <code><bucket>" -> count, folded into tot, st and sm (stats.lua)
 	keyWake         = "wake" // partition 0: the long-poll channel; in a script, "wake:<queue>", the legacy wake list
 	keyOutbox       = "ob"   // HASH effect id -> effect (JSON), for other partitions or the Go side
 	keyOutboxTimes  = "obt"  // ZSET effect id -> when it was recorded (ms)
@@ -58,7 +59,7 @@ const (
 var partitionKeys = []string{
 	keyJob, keyInput, keyOutput, keyError, keyHistory, keyIndex, keyRunning, keyDue, keyDueByQueue,
 	keyExpiry, keyTags, keyTracked, keyFailures, keyFailCounts, keyWorkerJobs, keyWorkers, keyJobKeys,
-	keyQueues, keyDrops, keyRates, keyCounters, keyTotals, keyStats, keyMinutes, keyWake, keyOutbox, keyOutboxTimes,
+	keyQueues, keyDrops, keyRates, keyCounters, keyTotals, keyStats, keyMinutes, keyPending, keyWake, keyOutbox, keyOutboxTimes,
 	keyApplied, keyAppliedAt, keyDependents, keyDepsLegacy, keyDepFence, keyDepLock, keyDepFenceCtr,
 	keySchedules, keySchedTimes, keySchedNames, keyCallbacksDue, keyCallbacks, keyMeta,
 }
@@ -104,3 +105,23 @@ const (
 	statWait      = "w" // histogram of wait times (queued to running)
 	statRun       = "r" // histogram of run times (running to ended)
 )
+
+// Per-minute counts of keyMinutes: "<queue> <minute><code>".
+const (
+	minuteCreated   = "c"
+	minuteCompleted = "d"
+	minuteFailed    = "f" // failed or timed out
+)
+
+// pendingCodes is stats.lua's PENDING: where each code of a keyPending
+// field counts (a code that ends an attempt also counts its bucket, when
+// the field has one, in the statRun histogram).
+var pendingCodes = map[string]struct{ total, day, minute string }{
+	"c": {"created", statCreated, minuteCreated},
+	"y": {"retried", statRetried, ""},
+	"d": {"completed", statCompleted, minuteCompleted},
+	"f": {"failed", statFailed, minuteFailed},
+	"t": {"timed_out", statTimedOut, minuteFailed},
+	"x": {"cancelled", "", ""},
+	"F": {"", statFailed, minuteFailed},
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ocyless/ocyless/shared/ocypod"
 	"github.com/ocyless/ocyless/shared/redisstore"
+	"github.com/ocyless/ocyless/shared/redistest"
 )
 
 // layout3Namespace is one namespace of testdata/layout3.json (written by
@@ -188,6 +189,45 @@ func TestLayout3Fixture(t *testing.T) {
 			}
 			wantLayout3Answers(t, layout3Answers(t, h), want)
 		})
+	}
+}
+
+// TestLayout3ScenarioAnswers: the fixture's scenario, played by this
+// store on an empty namespace, gets the answers the store of layout 3 gave
+// (its statistics counted one increment per event, its queued jobs by
+// their queues' counts); the same once the pending statistics are folded.
+func TestLayout3ScenarioAnswers(t *testing.T) {
+	t.Parallel()
+	for _, b := range []backend{backends[0], backends[3], backends[4]} {
+		for _, fold := range []bool{false, true} {
+			t.Run(b.name+map[bool]string{false: "", true: "/folded"}[fold], func(t *testing.T) {
+				t.Parallel()
+				h := newHarness(t, b.client(t), b.partitions, redisstore.Options{})
+				want, ok := h.loadLayout3()
+				if !ok {
+					t.Fatalf("testdata/layout3.json has no namespace of %d partitions", h.P)
+				}
+				// The fixture's keys give way to a namespace of their own.
+				h.ns = redistest.Namespace(t) + "x"
+				s, err := redisstore.New(h.rdb, redisstore.Options{Namespace: h.ns, Partitions: h.P, Now: h.clock.Now,
+					Rand: func() float64 { return 0.5 }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				h.s, h.lay = s, redisstore.LayoutOf(h.ns, h.P)
+				h.clock.Set(t0)
+				writeLayout3Scenario(t, h)
+				if fold {
+					if err := redisstore.FoldStats(h.ctx, h.s, h.clock.Now().Add(time.Minute)); err != nil {
+						t.Fatal(err)
+					}
+					if n := h.pendingStats(); n != 0 {
+						t.Fatalf("%d statistics fields pending after the fold", n)
+					}
+				}
+				wantLayout3Answers(t, layout3Answers(t, h), want)
+			})
+		}
 	}
 }
 

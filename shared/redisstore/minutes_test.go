@@ -7,6 +7,16 @@ import (
 	"github.com/ocyless/ocyless/shared/ocypod"
 )
 
+// pendingStats is how many fields of pending statistics (stats.lua) h's
+// partitions hold.
+func (h *harness) pendingStats() int {
+	n := 0
+	for p := range h.P {
+		n += int(h.rdb.HLen(h.ctx, h.lay.Key(p, "sp")).Val())
+	}
+	return n
+}
+
 var minuteCases = []conformanceCase{
 	{name: "per-minute counts of the last hour, summed over a queue's shards", run: func(t *testing.T, h *harness) {
 		h.putQueue("q", settings(5, 0, 600, 0))
@@ -26,10 +36,7 @@ var minuteCases = []conformanceCase{
 			t.Fatalf("sweep timed out nothing: %+v", r)
 		}
 
-		m, err := h.s.QueueMinutes(h.ctx, "q", at1001)
-		if err != nil || !m.Start.Equal(time.Date(2024, 3, 1, 9, 2, 0, 0, time.UTC)) {
-			t.Fatalf("QueueMinutes(10:01) = %+v, %v", m, err)
-		}
+		at1100 := h.clock.Now()
 		want := func(name string, got [ocypod.MinuteCount]uint64, at map[int]uint64) {
 			t.Helper()
 			for i, n := range got {
@@ -39,24 +46,43 @@ var minuteCases = []conformanceCase{
 				}
 			}
 		}
-		want("created at 10:01", m.Created, map[int]uint64{58: 3})
-		want("completed at 10:01", m.Completed, map[int]uint64{59: 1})
-		want("failed at 10:01", m.Failed, nil)
+		check := func(when string) {
+			t.Helper()
+			m, err := h.s.QueueMinutes(h.ctx, "q", at1001)
+			if err != nil || !m.Start.Equal(time.Date(2024, 3, 1, 9, 2, 0, 0, time.UTC)) {
+				t.Fatalf("%s: QueueMinutes(10:01) = %+v, %v", when, m, err)
+			}
+			want(when+": created at 10:01", m.Created, map[int]uint64{58: 3})
+			want(when+": completed at 10:01", m.Completed, map[int]uint64{59: 1})
+			want(when+": failed at 10:01", m.Failed, nil)
 
-		// An hour later the creations of 10:00 have left the window; the
-		// failure and the timeout of 11:00 count as failed.
-		m, err = h.s.QueueMinutes(h.ctx, "q", h.clock.Now())
-		if err != nil || !m.Start.Equal(time.Date(2024, 3, 1, 10, 1, 0, 0, time.UTC)) {
-			t.Fatalf("QueueMinutes(11:00) = %+v, %v", m, err)
-		}
-		want("created", m.Created, map[int]uint64{59: 1})
-		want("completed", m.Completed, map[int]uint64{0: 1})
-		want("failed", m.Failed, map[int]uint64{59: 2})
+			// An hour later the creations of 10:00 have left the window; the
+			// failure and the timeout of 11:00 count as failed.
+			m, err = h.s.QueueMinutes(h.ctx, "q", at1100)
+			if err != nil || !m.Start.Equal(time.Date(2024, 3, 1, 10, 1, 0, 0, time.UTC)) {
+				t.Fatalf("%s: QueueMinutes(11:00) = %+v, %v", when, m, err)
+			}
+			want(when+": created", m.Created, map[int]uint64{59: 1})
+			want(when+": completed", m.Completed, map[int]uint64{0: 1})
+			want(when+": failed", m.Failed, map[int]uint64{59: 2})
 
-		// The day's failed count holds the timeout too.
-		if st, err := h.s.QueueStats(h.ctx, "q", t0); err != nil || st.Created != 4 || st.Completed != 1 || st.Failed != 2 {
-			t.Fatalf("QueueStats = %+v, %v", st, err)
+			// The day's failed count holds the timeout too.
+			if st, err := h.s.QueueStats(h.ctx, "q", t0); err != nil || st.Created != 4 || st.Completed != 1 || st.Failed != 2 {
+				t.Fatalf("%s: QueueStats = %+v, %v", when, st, err)
+			}
 		}
+		// Counted as pending, then folded by the expiry sweep into the
+		// hours' hashes (once 11:00 is over): the same answers.
+		check("pending")
+		if n := h.pendingStats(); n == 0 {
+			t.Fatal("no statistics pending")
+		}
+		h.clock.Advance(time.Minute)
+		h.sweepExpiry()
+		if n := h.pendingStats(); n != 0 {
+			t.Fatalf("%d statistics fields pending after the expiry sweep", n)
+		}
+		check("folded")
 
 		// The hours' hashes expire by themselves.
 		seen := 0
@@ -80,7 +106,7 @@ var minuteCases = []conformanceCase{
 			t.Errorf("found %d per-minute hashes, want at least 2", seen)
 		}
 
-		_, err = h.s.QueueMinutes(h.ctx, "nope", h.clock.Now())
+		_, err := h.s.QueueMinutes(h.ctx, "nope", h.clock.Now())
 		wantKind(t, "QueueMinutes(missing queue)", err, ocypod.KindNotFound, "")
 		_, err = h.s.QueueMinutes(h.ctx, "bad name", h.clock.Now())
 		wantKind(t, "QueueMinutes(bad name)", err, ocypod.KindInvalid, "")

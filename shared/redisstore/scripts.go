@@ -70,6 +70,7 @@ var (
 	scriptSchedule    = loadScript("schedule.lua")
 	scriptUpgrade     = loadScript("upgrade.lua")
 	scriptUpCounts    = loadScript("upgrade_counters.lua")
+	scriptFoldStats   = loadScript("fold_stats.lua")
 	scriptShares      = loadScript("shares.lua")
 	scriptDepLock     = loadScript("dep_lock.lua")
 	scriptDepWalk     = loadScript("dep_walk.lua")

@@ -100,9 +100,9 @@ func TestScriptsDefineWhatTheyUse(t *testing.T) {
 }
 
 // TestLayoutMatchesScripts checks the names of layout.go against the
-// scripts: every key is one some script declares, the status codes are
-// records.lua's CODE, and the slot and statistics codes are those the
-// helpers write.
+// scripts: every key is one some script declares (the per-minute counts
+// only in KW, fold_stats.lua's), the status codes are records.lua's CODE,
+// and the slot and statistics codes are those the helpers write.
 func TestLayoutMatchesScripts(t *testing.T) {
 	t.Parallel()
 	declared := map[string]bool{}
@@ -117,7 +117,7 @@ func TestLayoutMatchesScripts(t *testing.T) {
 			t.Errorf("partitionKeys lists %q twice", k)
 		}
 		seen[k] = true
-		if !declared[k] {
+		if !declared[k] && k != keyMinutes {
 			t.Errorf("no script declares K.%s", k)
 		}
 	}
@@ -152,19 +152,49 @@ func TestLayoutMatchesScripts(t *testing.T) {
 		t.Errorf("the scripts use the key slots %v; layout.go names %v", slots, want)
 	}
 
-	// Statistics: stat_count(q, '<code>') and stat_time(q, '<histogram>', ...).
-	counts, hists := map[string]bool{}, map[string]bool{}
-	for _, m := range regexp.MustCompile(`stat_(count|time)\([^,]+, '(\w+)'`).FindAllStringSubmatch(all, -1) {
-		if m[1] == "count" {
-			counts[m[2]] = true
-		} else {
-			hists[m[2]] = true
+	// Statistics: stats.lua's PENDING, where each pending code counts, is
+	// pendingCodes; the histograms' fields are "<q> w<b>" (stat_wait) and
+	// "<q> r<b>" (fold_stats.lua); every code is one some script counts.
+	stats := readScript("lib/stats.lua")
+	start = strings.Index(stats, "local PENDING = {")
+	end = strings.Index(stats[start:], "\n}") + start
+	type counts = struct{ total, day, minute string }
+	pending := map[string]counts{}
+	for _, m := range regexp.MustCompile(`(?m)^  (\w) = \{([^}]*)\}`).FindAllStringSubmatch(stats[start:end], -1) {
+		var c counts
+		for _, kv := range regexp.MustCompile(`(\w+) = '(\w+)'`).FindAllStringSubmatch(m[2], -1) {
+			switch kv[1] {
+			case "tot":
+				c.total = kv[2]
+			case "day":
+				c.day = kv[2]
+			case "minute":
+				c.minute = kv[2]
+			default:
+				t.Errorf("PENDING's %s: unknown figure %s", m[1], kv[1])
+			}
+		}
+		pending[m[1]] = c
+	}
+	want := map[string]counts{}
+	for code, c := range pendingCodes {
+		want[code] = counts{c.total, c.day, c.minute}
+	}
+	if !maps.Equal(pending, want) {
+		t.Errorf("stats.lua's PENDING is %v; pendingCodes %v", pending, want)
+	}
+	used := map[string]bool{"c": strings.Contains(all, "stat_created("), "y": strings.Contains(all, "stat_retried(")}
+	for _, m := range regexp.MustCompile(`stat_end\([^,]+, ([^,]+),`).FindAllStringSubmatch(all, -1) {
+		for _, c := range regexp.MustCompile(`'(\w)'`).FindAllStringSubmatch(m[1], -1) {
+			used[c[1]] = true
 		}
 	}
-	if want := map[string]bool{statCreated: true, statCompleted: true, statFailed: true, statRetried: true}; !maps.Equal(counts, want) {
-		t.Errorf("the scripts count statistics %v; layout.go names %v", counts, want)
+	for code := range pendingCodes {
+		if !used[code] {
+			t.Errorf("no script counts the pending code %s", code)
+		}
 	}
-	if want := map[string]bool{statWait: true, statRun: true}; !maps.Equal(hists, want) {
-		t.Errorf("the scripts keep histograms %v; layout.go names %v", hists, want)
+	if !strings.Contains(stats, "q .. ' "+statWait+"' .. bucket_since(") || !strings.Contains(readScript("fold_stats.lua"), "q .. ' "+statRun+"' .. b") {
+		t.Errorf("the histograms' fields are not %q and %q", statWait, statRun)
 	}
 }

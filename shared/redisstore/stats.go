@@ -1,9 +1,14 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -14,11 +19,13 @@ import (
 // QueueStats returns queue's statistics of the UTC day of day (qless's
 // stats): jobs created, completed, failed (timed out included) and retried, and the wait (queued
 // to taken) and run (taken to ended, every attempt) times as count, mean,
-// variance (of the day's population, in seconds) and histogram. Each take
-// and each ended attempt costs one write (its histogram bucket); the mean
-// and variance are computed from the histogram, each duration counted at
-// the middle of its bucket (to the second under a minute, the minute
-// under an hour...). A day is kept Options.StatsDays.
+// variance (of the day's population, in seconds) and histogram. Each event
+// costs one write (stats.lua: a take its wait's bucket, an end its run's
+// bucket by outcome); the mean and variance are computed from the
+// histogram, each duration counted at the middle of its bucket (to the
+// second under a minute, the minute under an hour...). A day is kept
+// Options.StatsDays. A read is one transaction per partition: the day's
+// hash and the pending counts (summed where they count, foldStats).
 // Returns ocypod.QueueNotFound for a missing queue.
 func (s *Store) QueueStats(ctx context.Context, queue string, day time.Time) (ocypod.QueueStats, error) {
 	fail := func(err error) (ocypod.QueueStats, error) {
@@ -33,19 +40,30 @@ func (s *Store) QueueStats(ctx context.Context, queue string, day time.Time) (oc
 			fields = append(fields, queue+" "+w+strconv.Itoa(b))
 		}
 	}
+	at := make(map[string]int, len(fields))
+	for i, f := range fields {
+		at[f] = i
+	}
+	d := day.UTC()
+	dayNo := time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, time.UTC).Unix() / 86400
 	ctx, cancel := s.opContext(ctx)
 	defer cancel()
-	parts := s.listPartitions(ctx, queue)
-	pipe := s.rdb.Pipeline()
-	exists := pipe.HExists(ctx, s.l.key(s.l.home(queue), keyQueues), queue) // in the same round
+	var exists *redis.BoolCmd
 	var cmds []*redis.SliceCmd
-	for _, p := range parts {
+	var pend []*redis.MapStringStringCmd
+	// The queue's partitions, its home first, where its existence is read.
+	home := s.l.home(queue)
+	err := s.readTx(ctx, s.listPartitions(ctx, queue), func(pipe redis.Pipeliner, p int) {
+		if p == home {
+			exists = pipe.HExists(ctx, s.l.key(p, keyQueues), queue)
+		}
 		cmds = append(cmds, pipe.HMGet(ctx, s.partKey(p, keyStats, "", day), fields...))
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
+		pend = append(pend, pipe.HGetAll(ctx, s.l.key(p, keyPending)))
+	})
+	if err != nil {
 		return fail(translate(err))
 	}
-	if !exists.Val() {
+	if exists == nil || !exists.Val() {
 		return fail(ocypod.QueueNotFound(queue))
 	}
 	sums := make([]float64, len(fields))
@@ -57,6 +75,24 @@ func (s *Store) QueueStats(ctx context.Context, queue string, day time.Time) (oc
 					return fail(ocypod.Internal(fmt.Errorf("stats field %q: unreadable %q", fields[i], truncate(str))))
 				}
 				sums[i] += f
+			}
+		}
+	}
+	for _, c := range pend {
+		for f, v := range c.Val() {
+			ps, ok := parsePending(f)
+			if !ok || ps.queue != queue || ps.minute/1440 != dayNo {
+				continue
+			}
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return fail(ocypod.Internal(fmt.Errorf("pending stats field %q: unreadable %q", f, truncate(v))))
+			}
+			if w := pendingCodes[ps.code]; w.day != "" {
+				sums[at[queue+" "+w.day]] += float64(n)
+			}
+			if i, ok := at[queue+" "+statRun+ps.bucket]; ok && ps.bucket != "" {
+				sums[i] += float64(n)
 			}
 		}
 	}
@@ -86,12 +122,16 @@ func (s *Store) QueueStats(ctx context.Context, queue string, day time.Time) (oc
 // minuteHour is the hour of t that names its per-minute counts ("sm:<hour>").
 func minuteHour(t time.Time) string { return t.UTC().Format("2006-01-02T15") }
 
+// minuteTTL is how long the per-minute counts of a minute are kept
+// (stats.lua's MINUTE_TTL).
+const minuteTTL = 2 * time.Hour
+
 // QueueMinutes returns queue's jobs created, completed and failed (timed
 // out included) in each of the ocypod.MinuteCount minutes up to the one of
 // now (which is under way), summed over the queue's partitions. Each event
-// costs one write when it happens (scripts/lib.lua's minute_count), a read
-// one HMGET per partition and hour. Returns ocypod.QueueNotFound for a
-// missing queue.
+// costs one write when it happens (stats.lua), a read one transaction per
+// partition: an HMGET per hour and the pending counts (foldStats). Returns
+// ocypod.QueueNotFound for a missing queue.
 func (s *Store) QueueMinutes(ctx context.Context, queue string, now time.Time) (ocypod.MinuteStats, error) {
 	fail := func(err error) (ocypod.MinuteStats, error) {
 		return ocypod.MinuteStats{}, fmt.Errorf("redisstore: minute stats of %q: %w", queue, err)
@@ -116,30 +156,37 @@ func (s *Store) QueueMinutes(ctx context.Context, queue string, now time.Time) (
 		}
 		sl := slots[len(slots)-1]
 		m := strconv.Itoa(t.Minute())
-		sl.fields = append(sl.fields, queue+" "+m+"c", queue+" "+m+"d", queue+" "+m+"f")
+		sl.fields = append(sl.fields, queue+" "+m+minuteCreated, queue+" "+m+minuteCompleted, queue+" "+m+minuteFailed)
 		sl.at = append(sl.at, i)
 	}
 	ctx, cancel := s.opContext(ctx)
 	defer cancel()
-	parts := s.listPartitions(ctx, queue)
-	pipe := s.rdb.Pipeline()
-	exists := pipe.HExists(ctx, s.l.key(s.l.home(queue), "q"), queue) // in the same round
 	type read struct {
 		sl  *slot
 		cmd *redis.SliceCmd
 	}
+	var exists *redis.BoolCmd
 	var reads []read
-	for _, p := range parts {
-		for _, sl := range slots {
-			reads = append(reads, read{sl, pipe.HMGet(ctx, s.l.key(p, "sm:"+sl.hour), sl.fields...)})
+	var pend []*redis.MapStringStringCmd
+	// The queue's partitions, its home first, where its existence is read.
+	home := s.l.home(queue)
+	err := s.readTx(ctx, s.listPartitions(ctx, queue), func(pipe redis.Pipeliner, p int) {
+		if p == home {
+			exists = pipe.HExists(ctx, s.l.key(p, keyQueues), queue)
 		}
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
+		for _, sl := range slots {
+			reads = append(reads, read{sl, pipe.HMGet(ctx, s.l.key(p, keyMinutes+":"+sl.hour), sl.fields...)})
+		}
+		pend = append(pend, pipe.HGetAll(ctx, s.l.key(p, keyPending)))
+	})
+	if err != nil {
 		return fail(translate(err))
 	}
-	if !exists.Val() {
+	if exists == nil || !exists.Val() {
 		return fail(ocypod.QueueNotFound(queue))
 	}
+	counts := map[string]*[ocypod.MinuteCount]uint64{
+		minuteCreated: &out.Created, minuteCompleted: &out.Completed, minuteFailed: &out.Failed}
 	for _, r := range reads {
 		for k, v := range r.cmd.Val() {
 			str, ok := v.(string)
@@ -161,7 +208,157 @@ func (s *Store) QueueMinutes(ctx context.Context, queue string, now time.Time) (
 			}
 		}
 	}
+	first := out.Start.Unix() / 60
+	for _, c := range pend {
+		for f, v := range c.Val() {
+			ps, ok := parsePending(f)
+			i := ps.minute - first
+			if !ok || ps.queue != queue || i < 0 || i >= ocypod.MinuteCount || pendingCodes[ps.code].minute == "" {
+				continue
+			}
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				return fail(ocypod.Internal(fmt.Errorf("pending stats field %q: unreadable %q", f, truncate(v))))
+			}
+			counts[pendingCodes[ps.code].minute][i] += n
+		}
+	}
 	return out, nil
+}
+
+// pendingStat is a field of keyPending split (stats.lua's parse_pending):
+// events of queue in one minute (since the epoch), of code (a key of
+// pendingCodes) with the run time's bucket ("" for none).
+type pendingStat struct {
+	queue  string
+	minute int64
+	code   string
+	bucket string
+}
+
+// parsePending splits a keyPending field "<queue> <minute> <code><bucket>";
+// false when it is not one.
+func parsePending(f string) (pendingStat, bool) {
+	q, rest, ok := strings.Cut(f, " ")
+	if !ok || q == "" {
+		return pendingStat{}, false
+	}
+	m, rest, ok := strings.Cut(rest, " ")
+	if !ok || !digits(m) || m == "" || rest == "" {
+		return pendingStat{}, false
+	}
+	minute, err := strconv.ParseInt(m, 10, 64)
+	if err != nil {
+		return pendingStat{}, false
+	}
+	ps := pendingStat{queue: q, minute: minute, code: rest[:1], bucket: rest[1:]}
+	if _, ok := pendingCodes[ps.code]; !ok || !digits(ps.bucket) {
+		return pendingStat{}, false
+	}
+	return ps, true
+}
+
+// digits tells whether s is only decimal digits (or empty).
+func digits(s string) bool {
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// readTx reads partitions parts each in one transaction (MULTI/EXEC), so
+// that the keys read of a partition are seen at one moment (a fold moves
+// counts from one to others): read adds a partition's reads to pipe. On a
+// cluster each partition's transaction goes to its node, all at once;
+// elsewhere they all go in one.
+func (s *Store) readTx(ctx context.Context, parts []int, read func(pipe redis.Pipeliner, p int)) error {
+	_, cluster := s.rdb.(*redis.ClusterClient)
+	var pipes []redis.Pipeliner
+	for i, p := range parts {
+		if i == 0 || cluster {
+			pipes = append(pipes, s.rdb.TxPipeline())
+		}
+		read(pipes[len(pipes)-1], p)
+	}
+	errs := make([]error, len(pipes))
+	var wg sync.WaitGroup
+	for i, pp := range pipes {
+		wg.Go(func() { _, errs[i] = pp.Exec(ctx) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// foldBatch is how many pending statistics fields one fold_stats.lua call
+// folds, and foldCalls how many calls one sweep of a partition makes at
+// most.
+const (
+	foldBatch = 500
+	foldCalls = 20
+)
+
+// foldStats folds the pending statistics of partition p (keyPending,
+// stats.lua) of the minutes before now's into the figures they count in:
+// the totals, the statistics of their day and, for the minutes of the last
+// two hours, the per-minute counts. Each field is moved by one
+// fold_stats.lua call, atomically: every read sees it once, pending or
+// folded, and two sweeps folding at once fold it once. more reports that
+// some were left for the next sweep.
+func (s *Store) foldStats(ctx context.Context, p int, now time.Time) (more bool, err error) {
+	octx, cancel := s.opContext(ctx)
+	names, err := s.rdb.HKeys(octx, s.l.key(p, keyPending)).Result()
+	cancel()
+	if err != nil {
+		return false, translate(err)
+	}
+	type item struct {
+		f      string
+		minute int64
+	}
+	cur := now.UnixMilli() / 60000
+	var items []item
+	for _, f := range names {
+		if ps, ok := parsePending(f); ok && ps.minute < cur {
+			items = append(items, item{f, ps.minute})
+		}
+	}
+	slices.SortFunc(items, func(a, b item) int { return cmp.Compare(a.minute, b.minute) })
+	for calls := 0; len(items) > 0; calls++ {
+		if calls == foldCalls {
+			return true, nil
+		}
+		n := min(len(items), foldBatch)
+		var keys []string
+		index := map[string]int{}
+		key := func(k string) int {
+			if i, ok := index[k]; ok {
+				return i
+			}
+			keys = append(keys, k)
+			index[k] = len(keys)
+			return len(keys)
+		}
+		fields := make([]any, 0, n)
+		for _, it := range items[:n] {
+			t := time.Unix(it.minute*60, 0).UTC()
+			day, hour := key(s.partKey(p, keyStats, "", t)), 0
+			if now.Sub(t) < minuteTTL {
+				hour = key(s.partKey(p, keyMinutes, "", t))
+			}
+			fields = append(fields, []any{it.f, day, hour})
+		}
+		r, err := s.run(ctx, &call{sc: scriptFoldStats, p: p, now: now, extra: keys, args: map[string]any{"fields": fields}}, nil)
+		if err != nil {
+			return false, err
+		}
+		if r.Err != "" {
+			return false, refusal(r, 0, "", nil)
+		}
+		items = items[n:]
+	}
+	return false, nil
 }
 
 // QueueMetrics returns figures of each of queues for GET /metrics: its

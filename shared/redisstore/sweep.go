@@ -93,17 +93,23 @@ func (s *Store) SweepRetries(ctx context.Context) (SweepResult, error) {
 
 // SweepExpiry deletes up to SweepBatch ended jobs per partition whose
 // expires_after passed, exactly as DeleteJob does; it also drops a slice of
-// the pending jobs of deleted queues. Jobs with expires_after 0 never
-// expire.
+// the pending jobs of deleted queues, and folds the statistics pending
+// from the minutes before this one into the figures they count in
+// (foldStats). Jobs with expires_after 0 never expire.
 func (s *Store) SweepExpiry(ctx context.Context) (SweepResult, error) {
 	r, err := s.sweepKind(ctx, keyExpiry, "expiry")
 	if err != nil {
 		return r, err
 	}
+	now := s.now()
 	for p := range s.l.P {
 		more, err := s.dropSlice(ctx, p)
 		if err != nil {
 			return r, fmt.Errorf("redisstore: sweep expiry: %w", err)
+		}
+		r.More = r.More || more
+		if more, err = s.foldStats(ctx, p, now); err != nil {
+			return r, fmt.Errorf("redisstore: sweep expiry: statistics: %w", err)
 		}
 		r.More = r.More || more
 	}

@@ -194,8 +194,7 @@ for i, s in ipairs(specs) do
     if s.input and #s.input > 256 then redis.call('HSET', K.inp, id, s.input) end
     for _, t in ipairs(s.tag_list or {}) do redis.call('ZADD', K.tag, 0, tag_member(t, id)) end
     if s.tracked then redis.call('ZADD', K.trk, 0, q .. ' ' .. lp(id)) end
-    total('created')
-    stat_count(q, 'c')
+    stat_created(q)
     if j.status == 'queued' then
       wake(q, waiting)
       due = true

@@ -8,7 +8,8 @@
 -- indexes.lua's count_queued), the other statuses by their idx range.
 --
 -- Reply {queues = {name = {status code = count}}, totals = {name = n},
--- registered = [names]}.
+-- registered = [names]}: the totals are K.tot's counters plus the
+-- statistics still pending (stats.lua).
 
 local queues, registered = {}, {}
 local function count(q, listed)
@@ -45,4 +46,13 @@ end
 local totals = {}
 local flat = redis.call('HGETALL', K.tot)
 for i = 1, #flat, 2 do totals[flat[i]] = flat[i + 1] end
+flat = redis.call('HGETALL', K.sp)
+for i = 1, #flat, 2 do
+  local q, _, code = parse_pending(flat[i])
+  local name = q and PENDING[code].tot
+  -- (An unreadable counter stays as it is, for the reader to report.)
+  if name and string.match(totals[name] or '0', '^%d+$') then
+    totals[name] = int_str(num(totals[name]) + num(flat[i + 1]))
+  end
+end
 return cjson.encode({queues = queues, totals = totals, registered = registered})

@@ -2,7 +2,8 @@
 --
 -- A.queues -> the queue names.
 -- Reply {queues = {name = {c, d, f, t = today's created, completed, failed,
--- timed out jobs here (K.st: the day of A.now), o = the queued_at (or
+-- timed out jobs here (K.st: the day of A.now, plus today's statistics
+-- still pending in K.sp, see stats.lua), o = the queued_at (or
 -- created_at) of the job queued longest here (absent when none)}}}; a
 -- queue with nothing here is left out.
 --
@@ -23,6 +24,18 @@ local function class_of(sort)
   return string.sub(sort, 1, 2 + string.byte(sort, 2) - 96)
 end
 
+-- Today's pending statistics by queue: {c, d, f, t}.
+local today, DAY = {}, {c = true, d = true, f = true, t = true}
+local flat = redis.call('HGETALL', K.sp)
+for i = 1, #flat, 2 do
+  local q, m, code = parse_pending(flat[i])
+  local k = q and PENDING[code].day
+  if k and DAY[k] and math.floor(m / 1440) == math.floor(A.ms / 86400000) then
+    today[q] = today[q] or {}
+    today[q][k] = num(today[q][k]) + num(flat[i + 1])
+  end
+end
+
 local out = {}
 for _, q in ipairs(A.queues) do
   local r = {}
@@ -30,6 +43,7 @@ for _, q in ipairs(A.queues) do
   for i, k in ipairs({'c', 'd', 'f', 't'}) do
     if st[i] then r[k] = num(st[i]) end
   end
+  for k, n in pairs(today[q] or {}) do r[k] = num(r[k]) + n end
   local lo, hi = lex_range(q .. ' q')
   local prefix = q .. ' q '
   local looked = 0

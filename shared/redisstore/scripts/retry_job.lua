@@ -38,8 +38,7 @@ end
 detach(j)
 if st == 'running' then
   j.status, j.ended_at = 'failed', A.now
-  stat_count(j.queue, 'f')
-  stat_time(j.queue, 'r', j.started_at)
+  stat_end(j.queue, 'F', true, j.started_at)
   release_key(j)
 end
 if A.run_at then j.run_at = A.run_at end

@@ -15,7 +15,7 @@ end
 -- start makes queued job j running for a taker.
 local function start(j, worker)
   detach(j)
-  stat_time(j.queue, 'w', j.queued_at or j.created_at)
+  stat_wait(j.queue, j.queued_at or j.created_at)
   j.status, j.started_at, j.last_heartbeat, j.ended_at = 'running', A.now, nil, nil
   j.queued_at, j.sc, j.sr = nil, nil, nil
   j.attempt = num(j.attempt) + 1

@@ -65,10 +65,14 @@ local function finish(j, st, er)
   if er then set_error(j, er) end
   attach(j)
   save_job(j)
-  total(st)
-  if st == 'completed' then stat_count(j.queue, 'd') end
+  if st == 'completed' then
+    stat_end(j.queue, 'd', was == 'running', j.started_at)
+  elseif was == 'running' then
+    stat_end(j.queue, 'x', true, j.started_at)
+  else
+    total(st)
+  end
   if was == 'running' then
-    stat_time(j.queue, 'r', j.started_at)
     release_key(j)
     freed(j)
   end
@@ -86,9 +90,7 @@ local function fail_job(j, st, o)
   j.due = retry_due(j, st, o.retry_at)
   attach(j)
   save_job(j)
-  total(st)
-  stat_count(j.queue, st == 'timed_out' and 't' or 'f')
-  stat_time(j.queue, 'r', j.started_at)
+  stat_end(j.queue, st == 'timed_out' and 't' or 'f', true, j.started_at)
   release_key(j)
   freed(j)
   if not j.due then after_end(j, st) end
@@ -107,7 +109,6 @@ local function requeue(j, auto, detached)
   if auto then
     if j.status == 'timed_out' and j.timeout_retries then j.timeouts_retried = num(j.timeouts_retried) + 1 end
     j.retries_attempted = num(j.retries_attempted) + 1
-    stat_count(j.queue, 'r')
   end
   j.started_at, j.ended_at, j.last_heartbeat, j.abandoned, j.group = nil, nil, nil, nil, nil
   redis.call('HDEL', K.out, j.id)
@@ -117,7 +118,7 @@ local function requeue(j, auto, detached)
   make_runnable(j)
   attach(j)
   save_job(j)
-  total('retried')
+  if auto then stat_retried(j.queue) else total('retried') end
   if j.status == 'queued' then wake(j.queue, waiting) end
   return nil
 end
