@@ -326,6 +326,26 @@ func randomOps(t *testing.T, h *harness, seed uint64, n int) {
 			}
 		}
 	}
+	// The statistics read the same, pending or folded.
+	read := func() string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%+v\n", h.info().Statistics)
+		m, err := h.s.QueueMetrics(h.ctx, queues)
+		fmt.Fprintf(&b, "%v %v\n", m, err)
+		for _, q := range queues {
+			st, err := h.s.QueueStats(h.ctx, q, h.clock.Now())
+			mn, err2 := h.s.QueueMinutes(h.ctx, q, h.clock.Now())
+			fmt.Fprintf(&b, "%s: %+v %v %+v %v\n", q, st, err, mn, err2)
+		}
+		return b.String()
+	}
+	before := read()
+	if err := redisstore.FoldStats(h.ctx, h.s, h.clock.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if after := read(); after != before {
+		t.Fatalf("seed %d: the statistics changed when folded:\n%s\nthen\n%s", seed, before, after)
+	}
 }
 
 // TestPlainLifecycleIncrements: a plain job's lifecycle (create, take,

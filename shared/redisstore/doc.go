@@ -100,7 +100,7 @@
 //	pin_effect   (outbox)                   fixes where an effect's job goes
 //	upgrade      Upgrade                    version-1 data, a batch at a time
 //	upgrade_counters Upgrade                the queues' counts of queued jobs (layout 3 to 4)
-//	fold_stats   SweepExpiry                pending statistics into the figures they count in
+//	fold_stats   Sweep* (once a minute)     pending statistics into the figures they count in
 //	dep_lock     UpdateJob (depends_on)     the dependency lock and its fence numbers
 //	dep_walk     UpdateJob (depends_on)     a step of the cycle check (deps.go)
 //	import       Import                     an Ocypod 0.8 database, a batch at a time
@@ -151,7 +151,7 @@
 //	sp     HASH  "<queue> <minute> <code><bucket>" -> count: the events
 //	             that count in several of tot, st and sm (a create, an
 //	             attempt's end, an automatic retry), one increment each,
-//	             until the expiry sweep folds them there (fold_stats);
+//	             until a sweep folds them there (fold_stats, once a minute);
 //	             every read adds those still pending (stats.lua)
 //	rl, sch, scht, schl, drop, ctr   rate buckets, schedules, deleted
 //	             queues being dropped, counters; wake:<queue>, the long-poll

@@ -291,6 +291,30 @@ func (s *Store) readTx(ctx context.Context, parts []int, read func(pipe redis.Pi
 	return errors.Join(errs...)
 }
 
+// foldDue folds the pending statistics of every partition (foldStats),
+// once per minute of the store's clock: each sweep calls it, so whichever
+// sweeps run, the statistics wait a minute or two at most to be folded,
+// and the reads, which add what is pending, stay cheap. more reports that
+// some were left for the next call.
+func (s *Store) foldDue(ctx context.Context) (more bool, err error) {
+	now := s.now()
+	minute := now.UnixMilli() / 60000
+	if s.folded.Load() >= minute {
+		return false, nil
+	}
+	for p := range s.l.P {
+		m, err := s.foldStats(ctx, p, now)
+		if err != nil {
+			return false, err
+		}
+		more = more || m
+	}
+	if !more {
+		s.folded.Store(minute)
+	}
+	return more, nil
+}
+
 // foldBatch is how many pending statistics fields one fold_stats.lua call
 // folds, and foldCalls how many calls one sweep of a partition makes at
 // most.

@@ -153,6 +153,9 @@ type Store struct {
 	upgradeLease time.Duration
 	// servable is set once Open or Upgrade found this version's layout.
 	servable atomic.Bool
+	// folded is the minute (since the epoch, store clock) before which a
+	// sweep last folded every pending statistic (stats.go's foldDue).
+	folded atomic.Int64
 	// upgradeHooks are the upgrade's test hooks.
 	upgradeHooks upgradeHooks
 	// hub holds the long-polling takes (waiters.go).

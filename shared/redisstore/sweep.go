@@ -93,30 +93,26 @@ func (s *Store) SweepRetries(ctx context.Context) (SweepResult, error) {
 
 // SweepExpiry deletes up to SweepBatch ended jobs per partition whose
 // expires_after passed, exactly as DeleteJob does; it also drops a slice of
-// the pending jobs of deleted queues, and folds the statistics pending
-// from the minutes before this one into the figures they count in
-// (foldStats). Jobs with expires_after 0 never expire.
+// the pending jobs of deleted queues. Jobs with expires_after 0 never
+// expire.
 func (s *Store) SweepExpiry(ctx context.Context) (SweepResult, error) {
 	r, err := s.sweepKind(ctx, keyExpiry, "expiry")
 	if err != nil {
 		return r, err
 	}
-	now := s.now()
 	for p := range s.l.P {
 		more, err := s.dropSlice(ctx, p)
 		if err != nil {
 			return r, fmt.Errorf("redisstore: sweep expiry: %w", err)
 		}
 		r.More = r.More || more
-		if more, err = s.foldStats(ctx, p, now); err != nil {
-			return r, fmt.Errorf("redisstore: sweep expiry: statistics: %w", err)
-		}
-		r.More = r.More || more
 	}
 	return r, nil
 }
 
-// sweepKind runs sweep.lua of kind on every partition (one pipelined round).
+// sweepKind runs sweep.lua of kind on every partition (one pipelined
+// round), then folds the pending statistics if a minute began since they
+// were last folded (foldDue).
 func (s *Store) sweepKind(ctx context.Context, kind, name string) (SweepResult, error) {
 	type sweepReply struct {
 		Done dict[list[idStr]] `json:"done"`
@@ -152,6 +148,13 @@ func (s *Store) sweepKind(ctx context.Context, kind, name string) (SweepResult, 
 		// Partitions that answered were swept; report the others' trouble.
 		return res, fmt.Errorf("redisstore: sweep %s: %w", name, errors.Join(failed...))
 	}
+	more, err := s.foldDue(ctx)
+	if err != nil {
+		// The statistics stay pending (every read counts them): the next
+		// sweep folds them.
+		s.log.WarnContext(ctx, "pending statistics not folded; the next sweep will", "error", err)
+	}
+	res.More = res.More || more
 	return res, nil
 }
 

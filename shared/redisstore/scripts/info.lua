@@ -46,13 +46,14 @@ end
 local totals = {}
 local flat = redis.call('HGETALL', K.tot)
 for i = 1, #flat, 2 do totals[flat[i]] = flat[i + 1] end
+local add = {}
 flat = redis.call('HGETALL', K.sp)
 for i = 1, #flat, 2 do
-  local q, _, code = parse_pending(flat[i])
-  local name = q and PENDING[code].tot
+  local w = PENDING[pending_code(flat[i])]
+  if w and w.tot then add[w.tot] = num(add[w.tot]) + num(flat[i + 1]) end
+end
+for name, n in pairs(add) do
   -- (An unreadable counter stays as it is, for the reader to report.)
-  if name and string.match(totals[name] or '0', '^%d+$') then
-    totals[name] = int_str(num(totals[name]) + num(flat[i + 1]))
-  end
+  if string.match(totals[name] or '0', '^%d+$') then totals[name] = int_str(num(totals[name]) + n) end
 end
 return cjson.encode({queues = queues, totals = totals, registered = registered})

@@ -26,13 +26,19 @@ end
 
 -- Today's pending statistics by queue: {c, d, f, t}.
 local today, DAY = {}, {c = true, d = true, f = true, t = true}
+local day = math.floor(A.ms / 86400000)
 local flat = redis.call('HGETALL', K.sp)
 for i = 1, #flat, 2 do
-  local q, m, code = parse_pending(flat[i])
-  local k = q and PENDING[code].day
-  if k and DAY[k] and math.floor(m / 1440) == math.floor(A.ms / 86400000) then
-    today[q] = today[q] or {}
-    today[q][k] = num(today[q][k]) + num(flat[i + 1])
+  local q, m, code = string.match(flat[i], '^(%S+) (%d+) (%a)%d*$')
+  local w = PENDING[code]
+  local k = w and w.day
+  if k and DAY[k] and math.floor(num(m) / 1440) == day then
+    local t = today[q]
+    if not t then
+      t = {}
+      today[q] = t
+    end
+    t[k] = num(t[k]) + num(flat[i + 1])
   end
 end
 

@@ -22,9 +22,9 @@ local function total(name) redis.call('HINCRBY', K.tot, name, 1) end
 -- bucket in K.st; a cancel of a job not running, a requeue asked for:
 -- K.tot). An event counted in several (a create, an attempt's end, an
 -- automatic retry) increments one field of K.sp, the pending counts,
--- "<q> <minute since the epoch> <code><bucket>": the sweeper folds them
--- into the figures above later (fold_stats.lua), and every read adds the
--- fields still pending (PENDING says where each code counts). So each
+-- "<q> <minute since the epoch> <code><bucket>": the sweeps fold the past
+-- minutes' into the figures above (fold_stats.lua), and every read adds
+-- the fields still pending (PENDING says where each code counts). So each
 -- event costs one increment.
 local MINUTE_TTL = 7200
 
@@ -50,6 +50,10 @@ local function parse_pending(f)
   if not q or not PENDING[code] then return nil end
   return q, num(m), code, b
 end
+
+-- pending_code is the code of a K.sp field (nil when it is not one), for
+-- the reads that need nothing else.
+local function pending_code(f) return string.match(f, '^%S+ %d+ (%a)%d*$') end
 
 local function pending(q, code)
   redis.call('HINCRBY', K.sp, q .. ' ' .. math.floor(A.ms / 60000) .. ' ' .. code, 1)
@@ -90,7 +94,8 @@ local function stat_end(q, code, ran, started_us)
 end
 
 -- fold_add adds n to field f of the figures' hash key, which expires ttl
--- seconds after a field's first count.
+-- seconds after a field's first count; a field that is not a number stays
+-- as it is.
 local function fold_add(key, f, n, ttl)
-  if redis.call('HINCRBY', key, f, n) == n then redis.call('EXPIRE', key, ttl) end
+  if redis.pcall('HINCRBY', key, f, n) == n then redis.call('EXPIRE', key, ttl) end
 end
