@@ -27,11 +27,11 @@ func BenchmarkArgv(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			return &call{sc: scriptCreateJob, p: 0, queue: "emails", now: now, args: map[string]any{"specs": []map[string]any{a}}}
+			return &call{sc: scriptCreateJob, p: 0, queue: "emails", now: now, args: &createJobArgs{Specs: []*jobSpecArg{&a}}}
 		},
 		"take": func() *call {
-			args := map[string]any{"queues": []string{"emails"}, "count": 1, "worker": "w-1",
-				"inline": s.o.InlineSweep, "max_bytes": s.o.MaxAnswerBytes, "worker_ttl": s.o.WorkerExpiry.Milliseconds()}
+			args := &takeArgs{Queues: []string{"emails"}, Count: 1, Worker: "w-1",
+				Inline: s.o.InlineSweep, MaxBytes: s.o.MaxAnswerBytes, WorkerTTL: s.o.WorkerExpiry.Milliseconds()}
 			return &call{sc: scriptTake, p: 0, now: now, args: args}
 		},
 		"complete": func() *call {
@@ -44,7 +44,7 @@ func BenchmarkArgv(b *testing.B) {
 			return c
 		},
 		"heartbeat": func() *call {
-			c := s.jobCall(scriptHeartbeat, 12345, attemptArg(map[string]any{}, &attempt))
+			c := s.jobCall(scriptHeartbeat, 12345, &heartbeatArgs{Attempt: &attempt})
 			c.now = now
 			return c
 		},

@@ -98,7 +98,7 @@ func CreateInShard(ctx context.Context, s *Store, queue string, i int, spec ocyp
 		IDs list[idStr] `json:"ids"`
 	}
 	r, err := s.run(ctx, &call{sc: scriptCreateJob, p: s.l.shard(s.l.home(queue), i), queue: queue, now: now,
-		args: map[string]any{"specs": []map[string]any{a}}}, &got)
+		args: &createJobArgs{Specs: []*jobSpecArg{&a}}}, &got)
 	if err == nil && r.Err != "" {
 		err = refusal(r, 0, queue, nil)
 	}

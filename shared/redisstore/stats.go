@@ -189,7 +189,7 @@ func (s *Store) QueueMetrics(ctx context.Context, queues []string) (map[string]o
 	calls := make([]*call, s.l.P)
 	outs := make([]any, s.l.P)
 	for p := range s.l.P {
-		calls[p] = &call{sc: scriptQueueMetric, p: p, now: now, args: map[string]any{"queues": stringList(queues)}}
+		calls[p] = &call{sc: scriptQueueMetric, p: p, now: now, args: &queueMetricsArgs{Queues: stringList(queues)}}
 		outs[p] = new(metricsReply)
 	}
 	_, errs := s.runAll(ctx, calls, outs)
@@ -219,4 +219,9 @@ func (s *Store) QueueMetrics(ctx context.Context, queues []string) (map[string]o
 		}
 	}
 	return out, nil
+}
+
+// queueMetricsArgs is queue_metrics.lua's argument.
+type queueMetricsArgs struct {
+	Queues []string `json:"queues"`
 }
