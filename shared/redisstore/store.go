@@ -283,6 +283,27 @@ func (s *Store) opContext(ctx context.Context) (context.Context, context.CancelF
 	return context.WithTimeout(ctx, s.o.OpTimeout)
 }
 
+// opDeadline is when an operation starting now gives up: Options.OpTimeout
+// from now (zero for none). A script call carries it as a time rather than
+// a context of its own (opContext): deriving a context costs a timer and
+// the parent's bookkeeping on every call, and the autopipe needs neither
+// (autoPipe.do).
+func (s *Store) opDeadline() time.Time {
+	if s.o.OpTimeout <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(s.o.OpTimeout)
+}
+
+// withDeadline is ctx ending at deadline too (unless it is zero, or ctx
+// ends first).
+func withDeadline(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); deadline.IsZero() || ok && !d.After(deadline) {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, deadline)
+}
+
 // admitWrite asks Options.Admit, if any, whether new data may be stored.
 func (s *Store) admitWrite(ctx context.Context) error {
 	if s.o.Admit == nil {
@@ -408,9 +429,7 @@ func (s *Store) run(ctx context.Context, c *call, out any) (*reply, error) {
 		return nil, ocypod.Internal(err)
 	}
 	b := c.sc.get()
-	ctx, cancel := s.opContext(ctx)
-	defer cancel()
-	res, err := s.exec(ctx, b, s.keysOf(b, c), arg)
+	res, err := s.exec(ctx, s.opDeadline(), b, s.keysOf(b, c), arg)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -431,13 +450,17 @@ const (
 // exec runs a built script: with FCALL while the server has functions
 // (loading the library where it is missing), else with EVALSHA (EVAL when
 // the server does not have the script yet). Each is one call of its own,
-// or goes with other operations' calls through s.pipe.
-func (s *Store) exec(ctx context.Context, b *built, keys []string, arg string) (string, error) {
+// or goes with other operations' calls through s.pipe. All of it ends by
+// deadline (zero: none but ctx's).
+func (s *Store) exec(ctx context.Context, deadline time.Time, b *built, keys []string, arg string) (string, error) {
 	if s.mode.Load() != modeEval {
-		res, err := s.script(ctx, "fcall", b.fn, keys, arg)
+		res, err := s.script(ctx, deadline, "fcall", b.fn, keys, arg)
 		if functionMissing(err) {
-			if err = s.loadLibrary(ctx); err == nil {
-				res, err = s.script(ctx, "fcall", b.fn, keys, arg)
+			lctx, cancel := withDeadline(ctx, deadline)
+			err = s.loadLibrary(lctx)
+			cancel()
+			if err == nil {
+				res, err = s.script(ctx, deadline, "fcall", b.fn, keys, arg)
 			}
 		}
 		switch {
@@ -454,20 +477,23 @@ func (s *Store) exec(ctx context.Context, b *built, keys []string, arg string) (
 		}
 	}
 	// NOSCRIPT means the script did not run: EVAL sends it, and loads it.
-	res, err := s.script(ctx, "evalsha", b.rs.Hash(), keys, arg)
+	res, err := s.script(ctx, deadline, "evalsha", b.rs.Hash(), keys, arg)
 	if redis.HasErrorPrefix(err, "NOSCRIPT") {
-		res, err = s.script(ctx, "eval", b.src, keys, arg)
+		res, err = s.script(ctx, deadline, "eval", b.src, keys, arg)
 	}
 	return res, err
 }
 
 // script sends one script command (fcall, evalsha or eval: name, then the
-// function, hash or source) and returns its text reply.
-func (s *Store) script(ctx context.Context, cmd, name string, keys []string, arg string) (string, error) {
-	c := scriptCmd(ctx, cmd, name, keys, arg)
+// function, hash or source) and returns its text reply, by deadline (zero:
+// none but ctx's).
+func (s *Store) script(ctx context.Context, deadline time.Time, cmd, name string, keys []string, arg string) (string, error) {
 	if s.pipe != nil {
-		return s.pipe.do(ctx, c)
+		return s.pipe.do(ctx, deadline, scriptCmd(ctx, cmd, name, keys, arg))
 	}
+	ctx, cancel := withDeadline(ctx, deadline)
+	defer cancel()
+	c := scriptCmd(ctx, cmd, name, keys, arg)
 	_ = s.rdb.Process(ctx, c)
 	return c.Text()
 }
