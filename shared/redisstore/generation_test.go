@@ -448,38 +448,7 @@ func (h *harness) loadLegacyV2() bool {
 	if !ok {
 		return false
 	}
-	for _, e := range entries {
-		key := "{" + h.ns + "}:" + e.Name
-		if e.P >= 0 {
-			key = h.lay.Key(e.P, e.Name)
-		}
-		switch e.Type {
-		case "string":
-			var v string
-			_ = json.Unmarshal(e.Value, &v)
-			h.do("SET", key, v)
-		case "hash":
-			var v map[string]string
-			_ = json.Unmarshal(e.Value, &v)
-			for f, x := range v {
-				h.do("HSET", key, f, x)
-			}
-		case "zset":
-			var v [][2]string
-			_ = json.Unmarshal(e.Value, &v)
-			for _, z := range v {
-				h.do("ZADD", key, z[1], z[0])
-			}
-		case "list":
-			var v []string
-			_ = json.Unmarshal(e.Value, &v)
-			for _, x := range v {
-				h.do("RPUSH", key, x)
-			}
-		default:
-			h.t.Fatalf("gen0.json: key %s of type %s", e.Name, e.Type)
-		}
-	}
+	h.writeEntries(entries)
 	h.do("HSET", "{"+h.ns+"}:meta", "version", "2", "partitions", h.P)
 	return true
 }
@@ -665,5 +634,44 @@ func TestDropDoneWhenNothingOldIsLeft(t *testing.T) {
 	}
 	if n := h.rdb.HLen(h.ctx, h.lay.Key(0, "drop")).Val(); n != 0 {
 		t.Errorf("%d drop records left", n)
+	}
+}
+
+// writeEntries writes dumped keys (legacyEntry: partition, name within it,
+// type, value; partition -1 for the namespace's own keys) into h's
+// namespace.
+func (h *harness) writeEntries(entries []legacyEntry) {
+	h.t.Helper()
+	for _, e := range entries {
+		key := "{" + h.ns + "}:" + e.Name
+		if e.P >= 0 {
+			key = h.lay.Key(e.P, e.Name)
+		}
+		switch e.Type {
+		case "string":
+			var v string
+			_ = json.Unmarshal(e.Value, &v)
+			h.do("SET", key, v)
+		case "hash":
+			var v map[string]string
+			_ = json.Unmarshal(e.Value, &v)
+			for f, x := range v {
+				h.do("HSET", key, f, x)
+			}
+		case "zset":
+			var v [][2]string
+			_ = json.Unmarshal(e.Value, &v)
+			for _, z := range v {
+				h.do("ZADD", key, z[1], z[0])
+			}
+		case "list":
+			var v []string
+			_ = json.Unmarshal(e.Value, &v)
+			for _, x := range v {
+				h.do("RPUSH", key, x)
+			}
+		default:
+			h.t.Fatalf("fixture: key %s of type %s", e.Name, e.Type)
+		}
 	}
 }
