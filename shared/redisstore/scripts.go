@@ -170,14 +170,7 @@ var libraryBody = sync.OnceValue(func() string {
 		bodies.WriteString(body)
 		fmt.Fprintf(&ops, "local function %s()\n%send\n", opName(name), body)
 	}
-	return "local K, KW, A\n" + libFor(bodies.String()) + ops.String() + `local function bind(names, keys)
-  local k = {}
-  for i, n in ipairs(names) do k[n] = keys[i] end
-  local kw = {}
-  for i = #names + 1, #keys do kw[#kw + 1] = keys[i] end
-  return k, kw
-end
-`
+	return "local K, KW, A\n" + libFor(bodies.String()) + ops.String()
 })
 
 // libraryName is the library's name: "ocyless_" and a hash of its code, so
@@ -188,14 +181,24 @@ var libraryName = sync.OnceValue(func() string {
 })
 
 // library is the whole library as FUNCTION LOAD takes it: header, body and
-// one registration per script, binding the keys the script declares.
+// one registration per script, binding the keys the script declares with
+// one table constructor (the names are constants of the library, not
+// looped over on each call).
 var library = sync.OnceValue(func() string {
 	var reg strings.Builder
 	for _, n := range sortedLoaded() {
 		b := loaded[n].get()
-		fmt.Fprintf(&reg, "redis.register_function('%s', function(keys, args)\n"+
-			"  K, KW = bind({'%s'}, keys)\n  A = cjson.decode(args[1])\n  NOTES = {}\n  return %s()\nend)\n",
-			b.fn, strings.Join(b.keys, "', '"), opName(n))
+		fmt.Fprintf(&reg, "redis.register_function('%s', function(keys, args)\n  K = {", b.fn)
+		for i, k := range b.keys {
+			fmt.Fprintf(&reg, "%s = keys[%d], ", k, i+1)
+		}
+		reg.WriteString("}\n")
+		if b.variadic {
+			fmt.Fprintf(&reg, "  KW = {}\n  for i = %d, #keys do KW[#KW + 1] = keys[i] end\n", len(b.keys)+1)
+		} else {
+			reg.WriteString("  KW = nil\n")
+		}
+		fmt.Fprintf(&reg, "  A = cjson.decode(args[1])\n  NOTES = {}\n  return %s()\nend)\n", opName(n))
 	}
 	return "#!lua name=" + libraryName() + "\n" + libraryBody() + reg.String()
 })
