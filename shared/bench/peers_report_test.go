@@ -14,11 +14,11 @@ import (
 // Summary positions of the peer lines.
 const posPeers = 20
 
-// Goals of the peer comparison, as ratios ours / BullMQ's.
+// Goals of the peer comparison, as ratios ours / BullMQ's (storage v3's).
 const (
-	peerCPUGoal   = 0.8 // redis-server CPU per lifecycle: at most
-	peerBytesGoal = 1.0 // bytes per queued job: at most
-	peerRateGoal  = 1.0 // lifecycles/s: at least
+	peerCPUGoal   = 0.7 // redis-server CPU per lifecycle: at most
+	peerBytesGoal = 0.6 // bytes per queued job: at most
+	peerRateGoal  = 1.2 // lifecycles/s at 50 workers: at least
 )
 
 var completedUpdate = ocypod.JobUpdate{Status: &completed}

@@ -30,12 +30,15 @@ import (
 //     which loads it), a missing function library (loaded, then FCALL
 //     again), and a cluster's MOVED or ASK, which go-redis's cluster
 //     pipeline follows to the right node.
-//   - Each call keeps its context: one whose context ends while it is queued
-//     returns at once and is never sent; one whose context ends while its
-//     flush is in flight returns at once too, but its command has been
-//     written and may still run (exactly as when a single call's read times
-//     out). A flush's own deadline is the latest of its calls', bounded by
-//     NewClient's read timeout (its pipeline hook).
+//   - Each call keeps its context and its deadline (the operation's, see
+//     Options.OpTimeout, which the caller passes rather than a context of
+//     its own: cheaper): one whose context ends or deadline passes while it
+//     is queued returns at once and is never sent; one whose context ends
+//     or deadline passes while its flush is in flight returns at once too,
+//     but its command has been written and may still run (exactly as when a
+//     single call's read times out). A flush's own deadline is the latest
+//     of its calls', bounded by NewClient's read timeout (its pipeline
+//     hook).
 //   - On a cluster client the pipeline is split by node: every call names
 //     one partition's keys, all under one hash tag, so each call goes whole
 //     to the node of its slot.
@@ -92,11 +95,14 @@ func (onceCmd) NoRetry() bool { return true }
 
 // pipeCall is one queued call; done is closed once cmd holds its answer.
 type pipeCall struct {
-	ctx   context.Context
-	cmd   *redis.Cmd
-	size  int // bytes of its arguments, about
-	state atomic.Int32
-	done  chan struct{}
+	ctx context.Context
+	// deadline is when the call gives up: its context's or its own,
+	// whichever is first (zero: none).
+	deadline time.Time
+	cmd      *redis.Cmd
+	size     int // bytes of its arguments, about
+	state    atomic.Int32
+	done     chan struct{}
 }
 
 // pipeCall states: queued, taken by a flush, abandoned by its caller.
@@ -110,14 +116,33 @@ func newAutoPipe(rdb redis.UniversalClient, live int) *autoPipe {
 	return &autoPipe{rdb: rdb, maxBatch: maxPipeBatch, maxLive: live}
 }
 
-// do sends cmd (a new command, see scriptCmd) and returns its text reply.
-// cmd is read only once it holds its answer; a call that returns early
-// leaves it to the flush.
-func (a *autoPipe) do(ctx context.Context, cmd *redis.Cmd) (string, error) {
+// do sends cmd (a new command, see scriptCmd) and returns its text reply,
+// giving up (context.DeadlineExceeded) at deadline unless it is zero, or
+// when ctx ends. cmd is read only once it holds its answer; a call that
+// returns early leaves it to the flush.
+func (a *autoPipe) do(ctx context.Context, deadline time.Time, cmd *redis.Cmd) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	c := &pipeCall{ctx: ctx, cmd: cmd, done: make(chan struct{})}
+	c := &pipeCall{ctx: ctx, deadline: deadline, cmd: cmd, done: make(chan struct{})}
+	// A timer only for a deadline before the context's (ctx.Done covers
+	// the other): a pooled one, as one per call costs allocations.
+	var expired <-chan time.Time
+	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || !d.After(deadline)) {
+		c.deadline = d
+	} else if !deadline.IsZero() {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return "", context.DeadlineExceeded
+		}
+		t := pipeTimers.Get().(*time.Timer)
+		t.Reset(left)
+		defer func() {
+			t.Stop()
+			pipeTimers.Put(t)
+		}()
+		expired = t.C
+	}
 	for _, a := range cmd.Args() {
 		if s, ok := a.(string); ok {
 			c.size += len(s)
@@ -136,21 +161,33 @@ func (a *autoPipe) do(ctx context.Context, cmd *redis.Cmd) (string, error) {
 	if start {
 		go a.flushLoop()
 	}
+	var err error
 	select {
 	case <-c.done:
 		return cmd.Text()
 	case <-ctx.Done():
-		if !c.state.CompareAndSwap(callQueued, callAbandoned) {
-			// Taken: prefer an answer that is already there.
-			select {
-			case <-c.done:
-				return cmd.Text()
-			default:
-			}
-		}
-		return "", ctx.Err()
+		err = ctx.Err()
+	case <-expired:
+		err = context.DeadlineExceeded
 	}
+	if !c.state.CompareAndSwap(callQueued, callAbandoned) {
+		// Taken: prefer an answer that is already there.
+		select {
+		case <-c.done:
+			return cmd.Text()
+		default:
+		}
+	}
+	return "", err
 }
+
+// pipeTimers are stopped timers for autoPipe.do. (Since Go 1.23 a stopped
+// or reset timer never delivers a stale time.)
+var pipeTimers = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}}
 
 // flushLoop sends what is queued, in batches, until the queue is empty.
 func (a *autoPipe) flushLoop() {
@@ -183,6 +220,7 @@ func (a *autoPipe) flush(batch []*pipeCall) {
 	send := batch[:0]
 	var last time.Time
 	bounded := true
+	now := time.Now()
 	for _, c := range batch {
 		if !c.state.CompareAndSwap(callQueued, callTaken) {
 			continue // abandoned while queued: never sent
@@ -192,8 +230,12 @@ func (a *autoPipe) flush(batch []*pipeCall) {
 			close(c.done)
 			continue
 		}
-		if d, ok := c.ctx.Deadline(); !ok {
+		if d := c.deadline; d.IsZero() {
 			bounded = false
+		} else if !now.Before(d) {
+			c.cmd.SetErr(context.DeadlineExceeded)
+			close(c.done)
+			continue
 		} else if d.After(last) {
 			last = d
 		}

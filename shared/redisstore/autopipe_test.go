@@ -99,7 +99,7 @@ func waitIdle(a *autoPipe) {
 }
 
 func incr(ctx context.Context, a *autoPipe, key string) (string, error) {
-	return a.do(ctx, scriptCmd(ctx, "eval", incrScript, []string{key}, ""))
+	return a.do(ctx, time.Time{}, scriptCmd(ctx, "eval", incrScript, []string{key}, ""))
 }
 
 // TestAutoPipeBatches: calls queued while a flush is busy go together in
@@ -120,7 +120,7 @@ func TestAutoPipeBatches(t *testing.T) {
 		wg.Go(func() {
 			// Each call has its own key: its answer is 1, and the key
 			// tells whose it is.
-			got[i], errs[i] = a.do(ctx, scriptCmd(ctx, "eval", "return KEYS[1] .. '=' .. redis.call('INCR', KEYS[1])", []string{fmt.Sprintf("%s:%d", ns, i)}, ""))
+			got[i], errs[i] = a.do(ctx, time.Time{}, scriptCmd(ctx, "eval", "return KEYS[1] .. '=' .. redis.call('INCR', KEYS[1])", []string{fmt.Sprintf("%s:%d", ns, i)}, ""))
 		})
 	}
 	wg.Wait()
@@ -231,6 +231,71 @@ func TestAutoPipeCancel(t *testing.T) {
 	// Its command was sent and ran: the next call sees 3.
 	if got, err := incr(ctx, a, key); err != nil || got != "3" {
 		t.Fatalf("call after the cancelled one in flight = %q, %v, want 3", got, err)
+	}
+}
+
+// TestAutoPipeDeadline: a call's own deadline (the operation's, passed
+// without a context of its own) ends it as its context would: while
+// queued, it returns when it passes and is never sent; in flight, it
+// returns when it passes, and its command still runs.
+func TestAutoPipeDeadline(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Shared(t)
+	rdb, d := gatedClient(t, srv)
+	ctx := context.WithoutCancel(t.Context()) // no deadline: the call's own decides
+	key := redistest.Namespace(t) + ":runs"
+	a := newAutoPipe(rdb, 1)
+	const budget = 200 * time.Millisecond
+	call := func() (string, error) {
+		return a.do(ctx, time.Now().Add(budget), scriptCmd(ctx, "eval", incrScript, []string{key}, ""))
+	}
+	check := func(what string, start time.Time, err error) {
+		t.Helper()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%s = %v, want context.DeadlineExceeded", what, err)
+		}
+		if took := time.Since(start); took < budget || took > budget+5*time.Second {
+			t.Fatalf("%s returned after %v, want its deadline (%v)", what, took, budget)
+		}
+		if ocypod.ErrorMessage(translate(err)) != "Failed to connect to Redis: timed out" {
+			t.Fatalf("%s: %v answers %v", what, err, translate(err))
+		}
+	}
+
+	// Queued: the flush is held until the call gave up.
+	release := make(chan struct{})
+	a.beforeTake.Store(ptr(func() { <-release }))
+	start := time.Now()
+	_, err := call()
+	check("call queued past its deadline", start, err)
+	close(release)
+	a.beforeTake.Store(nil)
+	// The next call goes after the held batch: the expired one never ran.
+	if got, err := incr(ctx, a, key); err != nil || got != "1" {
+		t.Fatalf("call after the expired one = %q, %v, want 1 (the expired call ran)", got, err)
+	}
+
+	// In flight: the flush's read is stalled until the call gave up.
+	inFlight, resume := make(chan struct{}), make(chan struct{})
+	d.onRead = func(net.Conn) { close(inFlight); <-resume }
+	d.armed.Store(true)
+	res := make(chan error, 1)
+	start = time.Now()
+	go func() { _, err := call(); res <- err }()
+	<-inFlight
+	check("call in flight past its deadline", start, <-res)
+	close(resume)
+	// Its command was sent and ran: the next call sees 3.
+	if got, err := incr(ctx, a, key); err != nil || got != "3" {
+		t.Fatalf("call after the expired one in flight = %q, %v, want 3", got, err)
+	}
+
+	// A deadline already past: nothing is sent.
+	if _, err := a.do(ctx, time.Now().Add(-time.Second), scriptCmd(ctx, "eval", incrScript, []string{key}, "")); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("call past its deadline = %v", err)
+	}
+	if got, err := incr(ctx, a, key); err != nil || got != "4" {
+		t.Fatalf("call after one past its deadline = %q, %v, want 4", got, err)
 	}
 }
 
@@ -441,7 +506,7 @@ func TestAutoPipeBounds(t *testing.T) {
 			var wg sync.WaitGroup
 			for range tc.n {
 				wg.Go(func() {
-					if got, err := a.do(ctx, scriptCmd(ctx, "eval", "return tostring(#ARGV[1])", []string{key}, arg)); err != nil || got != strconv.Itoa(tc.arg) {
+					if got, err := a.do(ctx, time.Time{}, scriptCmd(ctx, "eval", "return tostring(#ARGV[1])", []string{key}, arg)); err != nil || got != strconv.Itoa(tc.arg) {
 						t.Errorf("call = %q, %v", got, err)
 					}
 				})

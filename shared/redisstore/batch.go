@@ -118,7 +118,7 @@ func (s *Store) HeartbeatJobs(ctx context.Context, items []ocypod.BatchUpdate) (
 	}
 	calls := make([]*call, len(items))
 	for i := range items {
-		calls[i] = s.jobCall(scriptHeartbeat, items[i].ID, attemptArg(map[string]any{}, items[i].Update.Attempt))
+		calls[i] = s.jobCall(scriptHeartbeat, items[i].ID, &heartbeatArgs{Attempt: items[i].Update.Attempt})
 	}
 	replies, errs := s.runAll(ctx, calls, make([]any, len(calls)))
 	out := make([]ocypod.BatchOutcome, len(items))

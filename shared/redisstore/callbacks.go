@@ -57,7 +57,7 @@ func (s *Store) DueCallbacks(ctx context.Context, limit int) ([]DueCallback, tim
 	calls := make([]*call, s.l.P)
 	outs := make([]any, s.l.P)
 	for p := range s.l.P {
-		calls[p] = &call{sc: scriptCallbacks, p: p, args: map[string]any{"limit": limit, "lease": CallbackLease.Milliseconds()}}
+		calls[p] = &call{sc: scriptCallbacks, p: p, args: &callbacksArgs{Limit: limit, Lease: CallbackLease.Milliseconds()}}
 		outs[p] = new(dueReply)
 	}
 	_, errs := s.runAll(ctx, calls, outs)
@@ -87,19 +87,38 @@ func (s *Store) DueCallbacks(ctx context.Context, limit int) ([]DueCallback, tim
 // endedAt. A try for an older ending (the job ended again meanwhile) or
 // one already delivered changes nothing.
 func (s *Store) CallbackDone(ctx context.Context, id uint64, endedAt time.Time, try CallbackTry) error {
-	args := map[string]any{"ended": endedAt.UnixMilli()}
+	args := &callbackDoneArgs{Ended: endedAt.UnixMilli()}
 	switch {
 	case try.Delivered:
-		args["delivered"] = true
+		args.Delivered = true
 	case try.GiveUp:
-		args["give_up"] = true
+		args.GiveUp = true
 	default:
-		args["retry_at"] = try.RetryAt.UnixMilli()
+		at := try.RetryAt.UnixMilli()
+		args.RetryAt = &at
 	}
 	if _, err := s.run(ctx, s.jobCall(scriptCallbackDone, id, args), nil); err != nil {
 		return fmt.Errorf("redisstore: callback of job %d: %w", id, err)
 	}
 	return nil
+}
+
+// callbacksArgs is callbacks.lua's argument: claim up to Limit due
+// callbacks for Lease ms.
+type callbacksArgs struct {
+	Limit int   `json:"limit"`
+	Lease int64 `json:"lease"`
+}
+
+// callbackDoneArgs is callback_done.lua's argument: a try of the callback
+// of the job's ending at Ended (ms) was delivered, is given up, or is
+// tried again at RetryAt (ms).
+type callbackDoneArgs struct {
+	jobArg
+	Ended     int64  `json:"ended"`
+	Delivered bool   `json:"delivered,omitempty"`
+	GiveUp    bool   `json:"give_up,omitempty"`
+	RetryAt   *int64 `json:"retry_at,omitempty"`
 }
 
 // callbackView is the public view of a job's sealed callback and its

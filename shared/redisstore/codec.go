@@ -105,8 +105,6 @@ func decodeDelays(s string) ([]ocypod.Duration, error) {
 	return out, nil
 }
 
-func secs(d ocypod.Duration) any { return num(d.Secs) }
-
 // settingsOf decodes stored settings into the domain's.
 func (q *storedQueue) settings() (ocypod.QueueSettings, error) {
 	var d numReader

@@ -23,7 +23,7 @@ import (
 var counterCases = []conformanceCase{
 	{name: "queued counts stay exact through random operations", opts: redisstore.Options{InlineSweep: -1}, run: func(t *testing.T, h *harness) {
 		for seed := range uint64(3) {
-			randomOps(t, h, seed, 120)
+			randomCountOps(t, h, seed, 120)
 		}
 	}},
 	{name: "the invariant check finds a queued count that is wrong or missing", run: func(t *testing.T, h *harness) {
@@ -156,12 +156,12 @@ var counterCases = []conformanceCase{
 	}},
 }
 
-// randomOps runs n random operations (seeded by seed) on queues of h's
+// randomCountOps runs n random operations (seeded by seed) on queues of h's
 // store: creates of every kind, takes, every change of status, deletes,
 // in-place changes, queue deletes and re-creates, sweeps and the clock
 // moving; after each it checks each queue's queued count against its idx
 // range, and every few its size and /info's count against its listing.
-func randomOps(t *testing.T, h *harness, seed uint64, n int) {
+func randomCountOps(t *testing.T, h *harness, seed uint64, n int) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	queues := []string{"a", "b", "c"}
 	h.putQueue("a", settings(5, 0, 30, 1))

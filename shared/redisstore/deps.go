@@ -98,7 +98,7 @@ func (s *Store) lockDeps(ctx context.Context) (int64, func(), error) {
 			Held  int64 `json:"held"`
 		}
 		_, err := s.run(ctx, &call{sc: scriptDepLock, p: 0,
-			args: map[string]any{"op": "lock", "token": token, "lease": lease.Milliseconds()}}, &got)
+			args: &depLockArgs{Op: "lock", Token: token, Lease: lease.Milliseconds()}}, &got)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -106,7 +106,7 @@ func (s *Store) lockDeps(ctx context.Context) (int64, func(), error) {
 			release := func() {
 				rctx := context.WithoutCancel(ctx)
 				if _, err := s.run(rctx, &call{sc: scriptDepLock, p: 0,
-					args: map[string]any{"op": "unlock", "token": token}}, nil); err != nil {
+					args: &depLockArgs{Op: "unlock", Token: token}}, nil); err != nil {
 					s.log.WarnContext(rctx, "dependency lock not released; it expires with its lease",
 						"error", ocypod.RedactSecrets(err.Error()))
 				}
@@ -129,6 +129,21 @@ func (s *Store) lockDeps(ctx context.Context) (int64, func(), error) {
 		}
 		pause = min(2*pause, 20*time.Millisecond)
 	}
+}
+
+// depLockArgs is dep_lock.lua's argument: Op "lock" (for Lease ms, > 0)
+// or "unlock", by the holder Token.
+type depLockArgs struct {
+	Op    string `json:"op"`
+	Token string `json:"token"`
+	Lease int64  `json:"lease,omitempty"`
+}
+
+// depWalkArgs is dep_walk.lua's argument: the jobs asked about, and the
+// fence of a walk under the dependency lock (0: none).
+type depWalkArgs struct {
+	IDs   []string `json:"ids"`
+	Fence int64    `json:"fence,omitempty"`
 }
 
 // walkReply is dep_walk.lua's reply: what each job asked about waits on.
@@ -166,11 +181,7 @@ func (s *Store) walkDeps(ctx context.Context, id uint64, deps []uint64, fence in
 		outs := make([]any, 0, len(byPart))
 		sent := make([][]uint64, 0, len(byPart))
 		for p, ids := range byPart {
-			args := map[string]any{"ids": idStrings(ids)}
-			if fence > 0 {
-				args["fence"] = fence
-			}
-			calls = append(calls, &call{sc: scriptDepWalk, p: p, args: args})
+			calls = append(calls, &call{sc: scriptDepWalk, p: p, args: &depWalkArgs{IDs: idStrings(ids), Fence: fence}})
 			outs = append(outs, &walkReply{})
 			sent = append(sent, ids)
 		}

@@ -57,7 +57,7 @@ func TestDependsOnFence(t *testing.T) {
 		t.Fatalf("second change = %v", err)
 	}
 	// The first one's write arrives late, and is refused.
-	r, err := s.run(ctx, s.jobCall(scriptUpdateJob, a, map[string]any{"depends_on": idStrings([]uint64{b}), "fence": f1}), nil)
+	r, err := s.run(ctx, s.jobCall(scriptUpdateJob, a, &updateJobArgs{DependsOn: idStrings([]uint64{b}), Fence: f1}), nil)
 	if err != nil || r.Err != "fenced" {
 		t.Fatalf("late write with fence %d = %+v, %v, want fenced", f1, r, err)
 	}

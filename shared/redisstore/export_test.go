@@ -101,7 +101,7 @@ func CreateInShard(ctx context.Context, s *Store, queue string, i int, spec ocyp
 		IDs list[idStr] `json:"ids"`
 	}
 	r, err := s.run(ctx, &call{sc: scriptCreateJob, p: s.l.shard(s.l.home(queue), i), queue: queue, now: now,
-		args: map[string]any{"specs": []map[string]any{a}}}, &got)
+		args: &createJobArgs{Specs: []*jobSpecArg{&a}}}, &got)
 	if err == nil && r.Err != "" {
 		err = refusal(r, 0, queue, nil)
 	}
@@ -167,7 +167,7 @@ func FoldStats(ctx context.Context, s *Store, now time.Time) error {
 // jobs on partition p, counting up to limit queues (as a holder whose
 // lease lapsed may still do).
 func UpgradeCountsCall(ctx context.Context, s *Store, p, limit int) error {
-	r, err := s.run(ctx, &call{sc: scriptUpCounts, p: p, args: map[string]any{"limit": limit}}, nil)
+	r, err := s.run(ctx, &call{sc: scriptUpCounts, p: p, args: &upCountsArgs{Limit: limit}}, nil)
 	if err == nil && r.Err != "" {
 		err = refusal(r, 0, "", nil)
 	}

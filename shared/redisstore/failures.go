@@ -69,8 +69,8 @@ func (s *Store) FailureJobs(ctx context.Context, group string, limit int, cur st
 		return fail(ocypod.Invalid(fmt.Sprintf("Invalid limit: must be 1 to %d", ocypod.MaxListLimit)))
 	}
 	lo, hi := lexRange(escLex(group))
-	args := map[string]any{"limit": limit, "scan": limit, "parts": partsFor(nil), "count_group": group,
-		"sources": []listSource{{Index: keyFailures, Lo: lo, Hi: hi}}}
+	args := &listArgs{Limit: limit, Scan: limit, Parts: partsFor(nil), CountGroup: &group,
+		Sources: []listSource{{Index: keyFailures, Lo: lo, Hi: hi}}}
 	page, total, err := s.listPageTotal(ctx, ocypod.ListRequest{Limit: limit, Cursor: cur}, args)
 	if err != nil {
 		return fail(err)
@@ -95,11 +95,11 @@ func (s *Store) RetryFailures(ctx context.Context, group string, limit int, queu
 	if s.l.P == 1 {
 		// One partition: the whole limit, and the queue checked in the
 		// same script.
-		args := map[string]any{"group": group, "limit": limit}
+		args := &retryGroupArgs{Group: group, Limit: limit}
 		if queue != "" {
-			args["queue"], args["must_exist"] = queue, queue
+			args.MustExist = queue
 		}
-		calls = append(calls, &call{sc: scriptRetryGroup, args: args})
+		calls = append(calls, &call{sc: scriptRetryGroup, queue: queue, args: args})
 	} else {
 		if queue != "" {
 			if err := s.checkQueueExists(ctx, queue); err != nil {
@@ -117,11 +117,12 @@ func (s *Store) RetryFailures(ctx context.Context, group string, limit int, queu
 				continue
 			}
 			left -= n
-			args := map[string]any{"group": group, "limit": n}
+			args := &retryGroupArgs{Group: group, Limit: n}
 			if queue != "" {
-				args["queue"], args["part"] = queue, s.effectPart(queue, "")
+				part := s.effectPart(queue, "")
+				args.Part = &part
 			}
-			calls = append(calls, &call{sc: scriptRetryGroup, p: p, args: args})
+			calls = append(calls, &call{sc: scriptRetryGroup, p: p, queue: queue, args: args})
 		}
 	}
 	outs := make([]any, len(calls))
@@ -145,4 +146,15 @@ func (s *Store) RetryFailures(ctx context.Context, group string, limit int, queu
 		}).Retried
 	}
 	return total, nil
+}
+
+// retryGroupArgs is retry_group.lua's argument: requeue up to Limit jobs
+// of failure group Group, into the call's queue when it names one (A.queue;
+// MustExist: checked in this call; Part: the partition a job of another
+// partition is copied to).
+type retryGroupArgs struct {
+	Group     string `json:"group"`
+	Limit     int    `json:"limit"`
+	MustExist string `json:"must_exist,omitempty"`
+	Part      *int   `json:"part,omitempty"`
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/ocyless/ocyless/shared/ocypod"
 )
 
-var scriptImport = loadScript("import.lua")
+var scriptImport = loadScript("import.lua", importQueueArgs{}, importCountersArgs{}, importJobsArgs{})
 
 // defaultImportBatch is how many jobs one import step reads and writes.
 const defaultImportBatch = 500
@@ -345,7 +345,7 @@ func (s *Store) writeJobs(ctx context.Context, recs []*importRecord, rep *Import
 	calls := make([]*call, len(parts))
 	outs := make([]any, len(parts))
 	for i, p := range parts {
-		calls[i] = &call{sc: scriptImport, p: p, args: map[string]any{"op": "jobs", "jobs": byPart[p]}}
+		calls[i] = &call{sc: scriptImport, p: p, args: &importJobsArgs{Op: "jobs", Jobs: byPart[p]}}
 		outs[i] = new(written)
 	}
 	replies, errs := s.runAll(ctx, calls, outs)

@@ -48,17 +48,17 @@ type importRecord struct {
 	StartedAt        string   `json:"started_at,omitempty"`
 	EndedAt          string   `json:"ended_at,omitempty"`
 	LastHeartbeat    string   `json:"last_heartbeat,omitempty"`
-	Timeout          any      `json:"timeout"`
-	HeartbeatTimeout any      `json:"heartbeat_timeout"`
-	ExpiresAfter     any      `json:"expires_after"`
-	Retries          any      `json:"retries"`
-	RetriesAttempted any      `json:"retries_attempted"`
+	Timeout          luaUint  `json:"timeout"`
+	HeartbeatTimeout luaUint  `json:"heartbeat_timeout"`
+	ExpiresAfter     luaUint  `json:"expires_after"`
+	Retries          luaUint  `json:"retries"`
+	RetriesAttempted luaUint  `json:"retries_attempted"`
 	RetryDelays      string   `json:"retry_delays,omitempty"`
 	Tags             string   `json:"tags,omitempty"`
 	TagList          []string `json:"tag_list,omitempty"`
 	Input            string   `json:"input,omitempty"`
 	Output           string   `json:"output,omitempty"`
-	Attempt          any      `json:"attempt"`
+	Attempt          luaUint  `json:"attempt"`
 	Pos              int64    `json:"pos,omitempty"`
 	Retry            bool     `json:"retry,omitempty"`
 }
@@ -107,9 +107,9 @@ func (u *upstream) upstreamJob(id uint64, h map[string]string) (*importRecord, e
 		}
 		return n
 	}
-	r.Timeout, r.HeartbeatTimeout, r.ExpiresAfter = num(whole("timeout")), num(whole("heartbeat_timeout")), num(whole("expires_after"))
+	r.Timeout, r.HeartbeatTimeout, r.ExpiresAfter = luaUint(whole("timeout")), luaUint(whole("heartbeat_timeout")), luaUint(whole("expires_after"))
 	retries, attempted := whole("retries"), whole("retries_attempted")
-	r.Retries, r.RetriesAttempted = num(retries), num(attempted)
+	r.Retries, r.RetriesAttempted = luaUint(retries), luaUint(attempted)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +155,7 @@ func (u *upstream) upstreamJob(id uint64, h map[string]string) (*importRecord, e
 	if r.StartedAt != "" {
 		taken++
 	}
-	r.Attempt = num(taken)
+	r.Attempt = luaUint(taken)
 	switch st {
 	case ocypod.StatusQueued:
 		if p, ok := u.pos[id]; ok {

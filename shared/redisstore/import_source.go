@@ -90,7 +90,7 @@ type upstream struct {
 // them (t, h, e, r, d).
 type upstreamQueue struct {
 	name     string
-	settings map[string]any
+	settings queueSettingsArg
 }
 
 // strayPos is the place of a queued job found in no list: after every
@@ -306,23 +306,24 @@ func (u *upstream) readQueues(ctx context.Context, src redis.UniversalClient, wh
 }
 
 // queueSettingsOf converts an Ocypod queue hash into this store's settings.
-func queueSettingsOf(h map[string]string) (map[string]any, error) {
-	s := map[string]any{}
-	for field, short := range map[string]string{"timeout": "t", "heartbeat_timeout": "h", "expires_after": "e", "retries": "r"} {
-		n, err := strconv.ParseUint(h[field], 10, 64)
+func queueSettingsOf(h map[string]string) (queueSettingsArg, error) {
+	var s queueSettingsArg
+	for _, f := range []struct {
+		name string
+		to   *luaUint
+	}{{"timeout", &s.T}, {"heartbeat_timeout", &s.H}, {"expires_after", &s.E}, {"retries", &s.R}} {
+		n, err := strconv.ParseUint(h[f.name], 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("%s %q is not a whole number", field, h[field])
+			return s, fmt.Errorf("%s %q is not a whole number", f.name, h[f.name])
 		}
-		s[short] = num(n)
+		*f.to = luaUint(n)
 	}
 	if d, ok := h["retry_delays"]; ok {
 		ds, err := upstreamDelays(d)
 		if err != nil {
-			return nil, err
+			return s, err
 		}
-		if text := encodeDelays(ds); text != "" {
-			s["d"] = text
-		}
+		s.D = encodeDelays(ds)
 	}
 	return s, nil
 }

@@ -151,8 +151,8 @@ func (s *Store) markImport(ctx context.Context, fields ...any) error {
 }
 
 // importCall runs one import.lua call on partition p.
-func (s *Store) importCall(ctx context.Context, p int, args map[string]any, out any) error {
-	r, err := s.run(ctx, &call{sc: scriptImport, p: p, args: args}, out)
+func (s *Store) importCall(ctx context.Context, p int, queue string, args any, out any) error {
+	r, err := s.run(ctx, &call{sc: scriptImport, p: p, queue: queue, args: args}, out)
 	if err != nil {
 		return err
 	}
@@ -169,13 +169,12 @@ func (s *Store) importCall(ctx context.Context, p int, args map[string]any, out 
 func (s *Store) importCounters(ctx context.Context, u *upstream, totals bool) error {
 	calls := make([]*call, s.l.P)
 	for p := range s.l.P {
-		args := map[string]any{"op": "counters", "seq": num(u.lastID / uint64(s.l.P)), "rq": num(uint64(u.maxPos()))}
+		args := &importCountersArgs{Op: "counters", Seq: luaUint(u.lastID / uint64(s.l.P)), Rq: luaUint(u.maxPos())}
 		if p == 0 && totals {
-			t := map[string]string{}
+			args.Totals = map[string]string{}
 			for name, n := range u.totals {
-				t[name] = strconv.FormatUint(n, 10)
+				args.Totals[name] = strconv.FormatUint(n, 10)
 			}
-			args["totals"] = t
 		}
 		calls[p] = &call{sc: scriptImport, p: p, args: args}
 	}
@@ -199,8 +198,7 @@ func (s *Store) importQueue(ctx context.Context, q upstreamQueue, span int) (int
 		Settings string `json:"settings"`
 	}
 	home := s.l.home(q.name)
-	err := s.importCall(ctx, home, map[string]any{"op": "queue", "queue": q.name, "home": home, "span": span,
-		"settings": q.settings}, &got)
+	err := s.importCall(ctx, home, q.name, &importQueueArgs{Op: "queue", Home: home, Span: span, Settings: q.settings}, &got)
 	if err != nil {
 		return 0, err
 	}
@@ -209,4 +207,30 @@ func (s *Store) importQueue(ctx context.Context, q upstreamQueue, span int) (int
 		return 0, fmt.Errorf("unreadable settings: %v", err)
 	}
 	return max(st.Span, 1), s.replicate(ctx, q.name, got.Settings)
+}
+
+// importQueueArgs is import.lua's argument to create the call's queue in
+// its home partition with the source's settings, spanning at least Span
+// partitions.
+type importQueueArgs struct {
+	Op       string           `json:"op"` // queue
+	Home     int              `json:"home"`
+	Span     int              `json:"span"`
+	Settings queueSettingsArg `json:"settings"`
+}
+
+// importCountersArgs is import.lua's argument to raise the id (Seq) and
+// requeue (Rq) counters, and set Ocypod's statistics (Totals: name ->
+// decimal; nil: none).
+type importCountersArgs struct {
+	Op     string            `json:"op"` // counters
+	Seq    luaUint           `json:"seq"`
+	Rq     luaUint           `json:"rq"`
+	Totals map[string]string `json:"totals,omitzero"`
+}
+
+// importJobsArgs is import.lua's argument to write job records.
+type importJobsArgs struct {
+	Op   string          `json:"op"` // jobs
+	Jobs []*importRecord `json:"jobs"`
 }

@@ -76,12 +76,10 @@ func refusal(r *reply, id uint64, queue string, target *ocypod.Status, attempt .
 	return ocypod.Internal(fmt.Errorf("unexpected script error %q", r.Err))
 }
 
-// jobCall is a script call about job id, in its partition.
-func (s *Store) jobCall(sc *script, id uint64, args map[string]any) *call {
-	if args == nil {
-		args = map[string]any{}
-	}
-	args["id"] = strconv.FormatUint(id, 10)
+// jobCall is a script call about job id, in its partition; args names
+// the job (A.id).
+func (s *Store) jobCall(sc *script, id uint64, args jobArgs) *call {
+	args.setJob(id)
 	return &call{sc: sc, p: s.l.partitionOf(id), args: args}
 }
 
@@ -100,74 +98,145 @@ func compact(msg json.RawMessage, field string) (string, error) {
 	return buf.String(), nil
 }
 
+// jobSpecArg is a create spec as create_job.lua takes it (A.specs, and
+// update_job.lua's A.next.spec): every field is optional. Its fields are
+// in the order of their names, so that its JSON (a schedule's stored
+// spec) is the one a map of them had.
+type jobSpecArg struct {
+	Callback         string   `json:"callback,omitempty"`
+	DelaysSet        bool     `json:"delays_set,omitempty"` // retry_delays given, maybe empty
+	DependsOn        []string `json:"depends_on,omitzero"`  // [] clears an update's
+	ExpiresAfter     *luaUint `json:"expires_after,omitempty"`
+	HeartbeatTimeout *luaUint `json:"heartbeat_timeout,omitempty"`
+	InheritBackoff   bool     `json:"inherit_backoff,omitempty"`
+	InheritDelays    bool     `json:"inherit_delays,omitempty"`
+	Input            string   `json:"input,omitempty"`
+	Key              string   `json:"key,omitempty"`
+	OnConflict       string   `json:"on_conflict,omitempty"`
+	Priority         *int64   `json:"priority,omitempty"`
+	Retries          *luaUint `json:"retries,omitempty"`
+	RetryBackoff     string   `json:"retry_backoff,omitempty"`
+	RetryDelays      string   `json:"retry_delays,omitempty"`
+	RunAt            string   `json:"run_at,omitempty"`
+	TagList          []string `json:"tag_list,omitzero"`
+	Tags             string   `json:"tags,omitempty"`
+	Timeout          *luaUint `json:"timeout,omitempty"`
+	TimeoutRetries   *luaUint `json:"timeout_retries,omitempty"`
+	Tracked          *bool    `json:"tracked,omitempty"`
+	UpdateRunAt      string   `json:"update_run_at,omitempty"`
+}
+
+// appendJSON appends a as a JSON object.
+func (a *jobSpecArg) appendJSON(b []byte) []byte {
+	start := len(b)
+	if a.Callback != "" {
+		b = appendStringField(b, "callback", a.Callback)
+	}
+	if a.DelaysSet {
+		b = appendBoolField(b, "delays_set", true)
+	}
+	if a.DependsOn != nil {
+		b = appendStrings(appendField(b, "depends_on"), a.DependsOn)
+	}
+	b = appendOptUint(b, "expires_after", a.ExpiresAfter)
+	b = appendOptUint(b, "heartbeat_timeout", a.HeartbeatTimeout)
+	if a.InheritBackoff {
+		b = appendBoolField(b, "inherit_backoff", true)
+	}
+	if a.InheritDelays {
+		b = appendBoolField(b, "inherit_delays", true)
+	}
+	if a.Input != "" {
+		b = appendStringField(b, "input", a.Input)
+	}
+	if a.Key != "" {
+		b = appendStringField(b, "key", a.Key)
+	}
+	if a.OnConflict != "" {
+		b = appendStringField(b, "on_conflict", a.OnConflict)
+	}
+	if a.Priority != nil {
+		b = appendIntField(b, "priority", *a.Priority)
+	}
+	b = appendOptUint(b, "retries", a.Retries)
+	if a.RetryBackoff != "" {
+		b = appendStringField(b, "retry_backoff", a.RetryBackoff)
+	}
+	if a.RetryDelays != "" {
+		b = appendStringField(b, "retry_delays", a.RetryDelays)
+	}
+	if a.RunAt != "" {
+		b = appendStringField(b, "run_at", a.RunAt)
+	}
+	if a.TagList != nil {
+		b = appendStrings(appendField(b, "tag_list"), a.TagList)
+	}
+	if a.Tags != "" {
+		b = appendStringField(b, "tags", a.Tags)
+	}
+	b = appendOptUint(b, "timeout", a.Timeout)
+	b = appendOptUint(b, "timeout_retries", a.TimeoutRetries)
+	if a.Tracked != nil {
+		b = appendBoolField(b, "tracked", *a.Tracked)
+	}
+	if a.UpdateRunAt != "" {
+		b = appendStringField(b, "update_run_at", a.UpdateRunAt)
+	}
+	return closeObject(b, start)
+}
+
 // specArgs is a create spec as create_job.lua takes it.
-func specArgs(spec *ocypod.JobSpec, now time.Time) (map[string]any, error) {
-	a := map[string]any{}
+func specArgs(spec *ocypod.JobSpec, now time.Time) (jobSpecArg, error) {
+	var a jobSpecArg
 	input, err := compact(spec.Input, "input")
 	if err != nil {
-		return nil, err
+		return a, err
 	}
-	if input != "" {
-		a["input"] = input
-	}
+	a.Input = input
 	if spec.Tags != nil {
 		raw, back, err := encodeTags(spec.Tags)
 		if err != nil {
-			return nil, ocypod.Internal(err)
+			return a, ocypod.Internal(err)
 		}
-		a["tags"], a["tag_list"] = raw, back
+		a.Tags, a.TagList = raw, back
 	}
-	opt := func(name string, d *ocypod.Duration) {
-		if d != nil {
-			a[name] = num(d.Secs)
-		}
-	}
-	opt("timeout", spec.Timeout)
-	opt("heartbeat_timeout", spec.HeartbeatTimeout)
-	opt("expires_after", spec.ExpiresAfter)
-	if spec.Retries != nil {
-		a["retries"] = num(*spec.Retries)
-	}
+	a.Timeout = optSecs(spec.Timeout)
+	a.HeartbeatTimeout = optSecs(spec.HeartbeatTimeout)
+	a.ExpiresAfter = optSecs(spec.ExpiresAfter)
+	a.Retries = optUint(spec.Retries)
 	switch {
 	case spec.RetryDelays != nil || spec.RetryDelaysSet:
-		if d := encodeDelays(spec.RetryDelays); d != "" {
-			a["retry_delays"] = d
-		}
-		a["delays_set"] = true
+		a.RetryDelays = encodeDelays(spec.RetryDelays)
+		a.DelaysSet = true
 	case spec.RetryBackoff != nil:
-		a["retry_backoff"] = encodeBackoff(spec.RetryBackoff)
+		a.RetryBackoff = encodeBackoff(spec.RetryBackoff)
 	default:
-		a["inherit_delays"], a["inherit_backoff"] = true, true
+		a.InheritDelays, a.InheritBackoff = true, true
 	}
-	if spec.TimeoutRetries != nil {
-		a["timeout_retries"] = num(*spec.TimeoutRetries)
-	}
-	if spec.Priority != nil {
-		a["priority"] = *spec.Priority
-	}
-	if len(spec.Callback) > 0 {
-		a["callback"] = string(spec.Callback)
-	}
-	if at := runAt(spec.RunAt, spec.Delay, now); at != "" {
-		a["run_at"] = at
-	}
+	a.TimeoutRetries = optUint(spec.TimeoutRetries)
+	a.Priority = spec.Priority
+	a.Callback = string(spec.Callback)
+	a.RunAt = runAt(spec.RunAt, spec.Delay, now)
 	if spec.Key != "" {
-		a["key"] = spec.Key
-		if spec.OnConflict != "" {
-			a["on_conflict"] = string(spec.OnConflict)
-		}
-		if spec.UpdateRunAt != "" {
-			a["update_run_at"] = string(spec.UpdateRunAt)
-		}
+		a.Key = spec.Key
+		a.OnConflict = string(spec.OnConflict)
+		a.UpdateRunAt = string(spec.UpdateRunAt)
 	}
 	if len(spec.DependsOn) > 0 || (spec.DependsOn != nil && spec.OnConflict == ocypod.OnConflictUpdate) {
 		// An update's empty list clears the pending job's dependencies.
-		a["depends_on"] = idStrings(spec.DependsOn)
+		a.DependsOn = idStrings(spec.DependsOn)
 	}
-	if spec.Tracked != nil {
-		a["tracked"] = *spec.Tracked
-	}
+	a.Tracked = spec.Tracked
 	return a, nil
+}
+
+// optSecs is the seconds of an optional duration.
+func optSecs(d *ocypod.Duration) *luaUint {
+	if d == nil {
+		return nil
+	}
+	v := luaUint(d.Secs)
+	return &v
 }
 
 // runAt is the microsecond run_at of an absolute time or a delay from now
@@ -250,7 +319,7 @@ func (s *Store) CreateJobs(ctx context.Context, queue string, specs []ocypod.Job
 		return fail(ocypod.InvalidQueueName())
 	}
 	now := s.now()
-	args := make([]map[string]any, len(specs))
+	args := make([]jobSpecArg, len(specs))
 	for i := range specs {
 		if err := validateSpec(&specs[i]); err != nil {
 			return fail(err)

@@ -60,11 +60,7 @@ func (s *Store) getJob(ctx context.Context, id uint64, parts JobParts, watch int
 		Callback   *string `json:"callback"`
 		Watched    bool    `json:"watched"`
 	}
-	args := map[string]any{"parts": stringList(names)}
-	if watch > 0 {
-		args["watch"] = watch
-	}
-	r, err := s.run(ctx, s.jobCall(scriptGetJob, id, args), &got)
+	r, err := s.run(ctx, s.jobCall(scriptGetJob, id, &getJobArgs{Parts: stringList(names), Watch: watch}), &got)
 	if err != nil {
 		return fail(err)
 	}
@@ -198,12 +194,61 @@ func (s *Store) JobOutput(ctx context.Context, id uint64) (json.RawMessage, erro
 	return msg, nil
 }
 
-// attemptArg adds the fencing attempt to args.
-func attemptArg(args map[string]any, attempt *uint64) map[string]any {
-	if attempt != nil {
-		args["attempt"] = *attempt
+// getJobArgs is get_job.lua's argument.
+type getJobArgs struct {
+	jobArg
+	Parts []string `json:"parts"` // of input, output, error, history, dependents, callback
+	// Watch (ms, > 0) marks a waiting GET ?wait= until then.
+	Watch int64 `json:"watch,omitempty"`
+}
+
+func (a *getJobArgs) appendArgs(b []byte) []byte {
+	b = a.appendID(b)
+	b = appendStrings(appendField(b, "parts"), a.Parts)
+	if a.Watch != 0 {
+		b = appendIntField(b, "watch", a.Watch)
 	}
-	return args
+	return b
+}
+
+// heartbeatArgs is heartbeat.lua's argument.
+type heartbeatArgs struct {
+	jobArg
+	// Attempt fences the call: it applies only to this attempt.
+	Attempt *uint64 `json:"attempt,omitempty"`
+}
+
+func (a *heartbeatArgs) appendArgs(b []byte) []byte {
+	b = a.appendID(b)
+	if a.Attempt != nil {
+		b = strconv.AppendUint(appendField(b, "attempt"), *a.Attempt, 10)
+	}
+	return b
+}
+
+// setOutputArgs is set_output.lua's argument.
+type setOutputArgs struct {
+	jobArg
+	Output  string  `json:"output"` // JSON text
+	Attempt *uint64 `json:"attempt,omitempty"`
+}
+
+func (a *setOutputArgs) appendArgs(b []byte) []byte {
+	b = a.appendID(b)
+	b = appendStringField(b, "output", a.Output)
+	if a.Attempt != nil {
+		b = strconv.AppendUint(appendField(b, "attempt"), *a.Attempt, 10)
+	}
+	return b
+}
+
+// deleteJobArgs is delete_job.lua's argument.
+type deleteJobArgs struct{ jobArg }
+
+// retryJobArgs is retry_job.lua's argument.
+type retryJobArgs struct {
+	jobArg
+	RunAt string `json:"run_at,omitempty"` // microseconds; none: now
 }
 
 // SetJobOutput replaces the output of running job id (nil stores JSON
@@ -216,7 +261,7 @@ func (s *Store) SetJobOutput(ctx context.Context, id uint64, output json.RawMess
 	if err != nil {
 		return fail(err)
 	}
-	r, err := s.run(ctx, s.jobCall(scriptSetOutput, id, attemptArg(map[string]any{"output": out}, attempt)), nil)
+	r, err := s.run(ctx, s.jobCall(scriptSetOutput, id, &setOutputArgs{Output: out, Attempt: attempt}), nil)
 	if err == nil && r.Err != "" {
 		err = refusal(r, id, "", nil, deref(attempt))
 	}
@@ -238,7 +283,7 @@ func deref(p *uint64) uint64 {
 // Returns ocypod.JobNotFound, ocypod.HeartbeatNotRunning,
 // ocypod.StaleAttempt.
 func (s *Store) Heartbeat(ctx context.Context, id uint64, attempt *uint64) error {
-	r, err := s.run(ctx, s.jobCall(scriptHeartbeat, id, attemptArg(map[string]any{}, attempt)), nil)
+	r, err := s.run(ctx, s.jobCall(scriptHeartbeat, id, &heartbeatArgs{Attempt: attempt}), nil)
 	if err == nil && r.Err != "" {
 		if r.Err == "not_running" {
 			err = ocypod.HeartbeatNotRunning(id)
@@ -256,7 +301,7 @@ func (s *Store) Heartbeat(ctx context.Context, id uint64, attempt *uint64) error
 // Its waiting dependents are cancelled. Statistics are unchanged. Returns
 // ocypod.JobNotFound when it does not exist.
 func (s *Store) DeleteJob(ctx context.Context, id uint64) error {
-	r, err := s.run(ctx, s.jobCall(scriptDeleteJob, id, nil), nil)
+	r, err := s.run(ctx, s.jobCall(scriptDeleteJob, id, &deleteJobArgs{}), nil)
 	if err == nil && r.Err != "" {
 		err = refusal(r, id, "", nil)
 	}
@@ -273,9 +318,9 @@ func (s *Store) DeleteJob(ctx context.Context, id uint64) error {
 // and retries_attempted; ocypod.JobNotFound, ocypod.TransitionConflict (to
 // queued) from another status, ocypod.QueueNotFound, ocypod.KeyPending.
 func (s *Store) RetryJob(ctx context.Context, id uint64, runAt *time.Time) (ocypod.RetryResult, error) {
-	args := map[string]any{}
+	args := &retryJobArgs{}
 	if runAt != nil {
-		args["run_at"] = strconv.FormatInt(runAt.UnixMicro(), 10)
+		args.RunAt = strconv.FormatInt(runAt.UnixMicro(), 10)
 	}
 	var got struct {
 		Status           string  `json:"status"`

@@ -44,9 +44,9 @@ func (s *Store) UpdateJob(ctx context.Context, id uint64, u ocypod.JobUpdate, ta
 		}
 		if first := tk.first(); first.p == c.p && len(tk.groups) == 1 {
 			// The next job's queue lives here: one call does both.
-			args["take"] = map[string]any{"queues": first.queues, "count": tk.count, "worker": tk.req.Worker,
-				"max_bytes": s.o.MaxAnswerBytes}
-			args["worker_ttl"] = s.o.WorkerExpiry.Milliseconds()
+			args.Take = &takeAfterArg{Queues: first.queues, Count: tk.count, Worker: tk.req.Worker,
+				MaxBytes: s.o.MaxAnswerBytes}
+			args.WorkerTTL = s.o.WorkerExpiry.Milliseconds()
 		} else if !tk.checked {
 			// Elsewhere: a missing queue must refuse the PATCH too.
 			if err := s.checkTakeable(ctx, *take); err != nil {
@@ -65,7 +65,7 @@ func (s *Store) UpdateJob(ctx context.Context, id uint64, u ocypod.JobUpdate, ta
 		if err != nil {
 			return fail(err)
 		}
-		args["fence"], release = fence, rel
+		args.Fence, release = fence, rel
 	}
 	r, err := s.run(ctx, c, &got)
 	release()
@@ -97,7 +97,7 @@ func (s *Store) UpdateJob(ctx context.Context, id uint64, u ocypod.JobUpdate, ta
 		}
 		return fail(err)
 	}
-	if _, ok := args["take"]; ok {
+	if args.Take != nil {
 		jobs, err := tk.collect(ctx, c.p, &got.takeReply)
 		if err != nil {
 			return takeFailed(err)
@@ -116,47 +116,42 @@ func (s *Store) UpdateJob(ctx context.Context, id uint64, u ocypod.JobUpdate, ta
 // updateArgs validates u, a PATCH of job id, and builds its update_job
 // script's argument. The checks of a next job's queue and of dependencies
 // read Redis (only when u has them).
-func (s *Store) updateArgs(ctx context.Context, id uint64, u *ocypod.JobUpdate, now time.Time) (map[string]any, error) {
-	args := attemptArg(map[string]any{}, u.Attempt)
+func (s *Store) updateArgs(ctx context.Context, id uint64, u *ocypod.JobUpdate, now time.Time) (*updateJobArgs, error) {
+	args := &updateJobArgs{Attempt: u.Attempt}
 	if u.Output != nil {
 		out, err := s.outputArg(ctx, u.Output)
 		if err != nil {
 			return nil, err
 		}
-		args["output"] = out
+		args.Output = out
 	}
 	if u.Status != nil {
-		args["status"] = string(*u.Status)
+		args.Status = string(*u.Status)
 		from := ocypod.AllowedFrom(*u.Status)
-		allowed := make([]string, len(from))
+		args.Allowed = make([]string, len(from))
 		for i, st := range from {
-			allowed[i] = string(st)
+			args.Allowed[i] = string(st)
 		}
-		args["allowed"] = allowed
 	}
 	if u.Error != nil {
 		// No group means the status's own group (failed, timed_out): an
 		// empty one must not reach the script, where "" is a group name.
-		e := map[string]string{"message": u.Error.Message}
-		if u.Error.Group != "" {
-			e["group"] = u.Error.Group
-		}
-		args["error"] = e
+		args.Error = &jobErrorArg{Message: u.Error.Message, Group: u.Error.Group}
 	}
 	if u.Retry != nil && !*u.Retry {
-		args["retry"] = false
+		args.Retry = new(bool)
 	}
 	switch {
 	case u.RetryAt != nil:
-		args["retry_at"] = u.RetryAt.UnixMilli()
+		at := u.RetryAt.UnixMilli()
+		args.RetryAt = &at
 	case u.RetryIn != nil:
-		args["retry_at"] = now.Add(u.RetryIn.Std()).UnixMilli()
+		at := now.Add(u.RetryIn.Std()).UnixMilli()
+		args.RetryAt = &at
 	}
-	if u.Priority != nil {
-		args["priority"] = *u.Priority
-	}
+	args.Priority = u.Priority
 	if u.RunAt != nil || u.Delay != nil {
-		args["run_at"] = runAt(u.RunAt, u.Delay, now)
+		args.RunAt = runAt(u.RunAt, u.Delay, now)
 	}
 	if u.DependsOnSet {
 		for _, d := range u.DependsOn {
@@ -167,7 +162,7 @@ func (s *Store) updateArgs(ctx context.Context, id uint64, u *ocypod.JobUpdate, 
 		if err := s.checkJobsExist(ctx, u.DependsOn); err != nil {
 			return nil, err
 		}
-		args["depends_on"] = idStrings(u.DependsOn)
+		args.DependsOn = idStrings(u.DependsOn)
 	}
 	if u.TagsSet {
 		if len(u.Tags) > ocypod.MaxTags {
@@ -177,18 +172,18 @@ func (s *Store) updateArgs(ctx context.Context, id uint64, u *ocypod.JobUpdate, 
 		if err := spec.Validate(); err != nil {
 			return nil, err
 		}
-		args["tags"] = ""
+		// The script reads the tags back from this text (tags_of).
+		tags := "" // none
 		if u.Tags != nil {
-			raw, back, err := encodeTags(u.Tags)
+			raw, _, err := encodeTags(u.Tags)
 			if err != nil {
 				return nil, ocypod.Internal(err)
 			}
-			args["tags"], args["tag_list"] = raw, back
+			tags = raw
 		}
+		args.Tags = &tags
 	}
-	if u.Tracked != nil {
-		args["tracked"] = *u.Tracked
-	}
+	args.Tracked = u.Tracked
 	if u.Next != nil {
 		if !ocypod.ValidQueueName(u.Next.Queue) {
 			return nil, ocypod.InvalidQueueName()
@@ -203,10 +198,129 @@ func (s *Store) updateArgs(ctx context.Context, id uint64, u *ocypod.JobUpdate, 
 		if err := s.checkExist(ctx, []string{u.Next.Queue}, u.Next.Spec.DependsOn); err != nil {
 			return nil, err
 		}
-		args["next"] = map[string]any{"queue": u.Next.Queue, "spec": spec,
-			"part": s.effectPart(u.Next.Queue, u.Next.Spec.Key)}
+		args.Next = &nextArg{Queue: u.Next.Queue, Spec: &spec, Part: s.effectPart(u.Next.Queue, u.Next.Spec.Key)}
 	}
 	return args, nil
+}
+
+// updateJobArgs is update_job.lua's argument: every field but the job is
+// optional.
+type updateJobArgs struct {
+	jobArg
+	Attempt *uint64      `json:"attempt,omitempty"`
+	Output  string       `json:"output,omitempty"` // JSON text, "null" for none
+	Status  string       `json:"status,omitempty"`
+	Allowed []string     `json:"allowed,omitzero"` // with Status
+	Error   *jobErrorArg `json:"error,omitempty"`
+	// Retry is false for a permanent failure (never true).
+	Retry     *bool    `json:"retry,omitempty"`
+	RetryAt   *int64   `json:"retry_at,omitempty"` // ms
+	Priority  *int64   `json:"priority,omitempty"`
+	RunAt     string   `json:"run_at,omitempty"` // microseconds
+	DependsOn []string `json:"depends_on,omitzero"`
+	// Fence is the dependency lock's fence of a change of DependsOn.
+	Fence int64 `json:"fence,omitempty"`
+	// Tags is the JSON text of the new tags, "" for none.
+	Tags      *string       `json:"tags,omitempty"`
+	Tracked   *bool         `json:"tracked,omitempty"`
+	Next      *nextArg      `json:"next,omitempty"`
+	Take      *takeAfterArg `json:"take,omitempty"`
+	WorkerTTL int64         `json:"worker_ttl,omitempty"` // with Take, as takeArgs'
+}
+
+// jobErrorArg is a job's error as the scripts take it: a group is never
+// "" (absent means the status's own).
+type jobErrorArg struct {
+	Message string `json:"message"`
+	Group   string `json:"group,omitempty"`
+}
+
+// nextArg is a job that completing another creates (through the outbox).
+type nextArg struct {
+	Queue string      `json:"queue"`
+	Spec  *jobSpecArg `json:"spec"`
+	Part  int         `json:"part"` // the partition it goes to
+}
+
+// takeAfterArg is the take that follows a change (PATCH ?take=).
+type takeAfterArg struct {
+	Queues   []string `json:"queues"`
+	Count    int      `json:"count"`
+	Worker   string   `json:"worker"`
+	MaxBytes int      `json:"max_bytes"`
+}
+
+func (a *updateJobArgs) appendArgs(b []byte) []byte {
+	b = a.appendID(b)
+	if a.Attempt != nil {
+		b = strconv.AppendUint(appendField(b, "attempt"), *a.Attempt, 10)
+	}
+	if a.Output != "" {
+		b = appendStringField(b, "output", a.Output)
+	}
+	if a.Status != "" {
+		b = appendStringField(b, "status", a.Status)
+	}
+	if a.Allowed != nil {
+		b = appendStrings(appendField(b, "allowed"), a.Allowed)
+	}
+	if e := a.Error; e != nil {
+		b = append(b, `,"error":{"message":`...)
+		b = appendJSONString(b, e.Message)
+		if e.Group != "" {
+			b = appendStringField(b, "group", e.Group)
+		}
+		b = append(b, '}')
+	}
+	if a.Retry != nil {
+		b = appendBoolField(b, "retry", *a.Retry)
+	}
+	if a.RetryAt != nil {
+		b = appendIntField(b, "retry_at", *a.RetryAt)
+	}
+	if a.Priority != nil {
+		b = appendIntField(b, "priority", *a.Priority)
+	}
+	if a.RunAt != "" {
+		b = appendStringField(b, "run_at", a.RunAt)
+	}
+	if a.DependsOn != nil {
+		b = appendStrings(appendField(b, "depends_on"), a.DependsOn)
+	}
+	if a.Fence != 0 {
+		b = appendIntField(b, "fence", a.Fence)
+	}
+	if a.Tags != nil {
+		b = appendStringField(b, "tags", *a.Tags)
+	}
+	if a.Tracked != nil {
+		b = appendBoolField(b, "tracked", *a.Tracked)
+	}
+	if n := a.Next; n != nil {
+		b = append(b, `,"next":{"queue":`...)
+		b = appendJSONString(b, n.Queue)
+		b = append(b, `,"spec":`...)
+		if n.Spec == nil {
+			b = append(b, "null"...)
+		} else {
+			b = n.Spec.appendJSON(b)
+		}
+		b = append(b, `,"part":`...)
+		b = strconv.AppendInt(b, int64(n.Part), 10)
+		b = append(b, '}')
+	}
+	if t := a.Take; t != nil {
+		b = append(b, `,"take":{"queues":`...)
+		b = appendStrings(b, t.Queues)
+		b = appendIntField(b, "count", int64(t.Count))
+		b = appendStringField(b, "worker", t.Worker)
+		b = appendIntField(b, "max_bytes", int64(t.MaxBytes))
+		b = append(b, '}')
+	}
+	if a.WorkerTTL != 0 {
+		b = appendIntField(b, "worker_ttl", a.WorkerTTL)
+	}
+	return b
 }
 
 // checkQueueExists answers ocypod.QueueNotFound unless queue is registered.

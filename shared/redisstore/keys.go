@@ -85,7 +85,7 @@ func (s *Store) keysElsewhere(ctx context.Context, queue string, home, span int,
 
 // createPlaced creates specs (their create_job arguments args) in queue,
 // placed as described above. depth counts the looks taken again.
-func (s *Store) createPlaced(ctx context.Context, queue string, specs []ocypod.JobSpec, args []map[string]any, now time.Time, depth int) ([]ocypod.Created, error) {
+func (s *Store) createPlaced(ctx context.Context, queue string, specs []ocypod.JobSpec, args []jobSpecArg, now time.Time, depth int) ([]ocypod.Created, error) {
 	if depth > 4 {
 		return nil, ocypod.Internal(fmt.Errorf("create: the keys of queue %q kept moving", queue))
 	}
@@ -173,18 +173,14 @@ func (s *Store) createPlaced(ctx context.Context, queue string, specs []ocypod.J
 	// wrote.
 	for _, p := range order {
 		idx := parts[p]
-		batch := make([]map[string]any, len(idx))
+		a := &createJobArgs{Specs: make([]*jobSpecArg, len(idx)), Fence: fence}
 		for i, si := range idx {
-			batch[i] = args[si]
-		}
-		a := map[string]any{"specs": batch}
-		if fence > 0 {
-			a["fence"] = fence
+			a.Specs[i] = &args[si]
 		}
 		if p != target {
-			a["elsewhere"] = true
+			a.Elsewhere = true
 		} else if len(keys) > 0 {
-			a["span"] = span
+			a.Span = span
 		}
 		var c created
 		r, err := s.run(ctx, &call{sc: scriptCreateJob, p: p, queue: queue, now: now, args: a}, &c)
@@ -214,7 +210,7 @@ func (s *Store) createPlaced(ctx context.Context, queue string, specs []ocypod.J
 		case "key_moved":
 			// The keys' jobs there ended: their keys now live at home.
 			sub := make([]ocypod.JobSpec, len(idx))
-			subArgs := make([]map[string]any, len(idx))
+			subArgs := make([]jobSpecArg, len(idx))
 			for i, si := range idx {
 				sub[i], subArgs[i] = specs[si], args[si]
 			}
@@ -245,6 +241,51 @@ func (s *Store) createPlaced(ctx context.Context, queue string, specs []ocypod.J
 		s.afterCall(ctx, r)
 	}
 	return res, nil
+}
+
+// createJobArgs is create_job.lua's argument for a create request (the
+// queue is the call's).
+type createJobArgs struct {
+	Specs []*jobSpecArg `json:"specs"`
+	// Fence is the dependency lock's fence number an on_conflict update
+	// of dependencies holds (0: none).
+	Fence int64 `json:"fence,omitempty"`
+	// Elsewhere: the specs' keys are held in this partition, which is not
+	// the queue's home.
+	Elsewhere bool `json:"elsewhere,omitempty"`
+	// Span is how many of the queue's partitions a keyed create in its
+	// home looked for its keys in (at least 1; 0: not keyed).
+	Span int `json:"span,omitempty"`
+}
+
+func (a *createJobArgs) appendArgs(b []byte) []byte {
+	b = append(b, `,"specs":`...)
+	if a.Specs == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, sp := range a.Specs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if sp == nil {
+				b = append(b, "null"...)
+			} else {
+				b = sp.appendJSON(b)
+			}
+		}
+		b = append(b, ']')
+	}
+	if a.Fence != 0 {
+		b = appendIntField(b, "fence", a.Fence)
+	}
+	if a.Elsewhere {
+		b = appendBoolField(b, "elsewhere", true)
+	}
+	if a.Span != 0 {
+		b = appendIntField(b, "span", int64(a.Span))
+	}
+	return b
 }
 
 // depFenceKey marks a context whose create holds the dependency lock with

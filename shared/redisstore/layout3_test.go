@@ -30,25 +30,47 @@ type layout3Namespace struct {
 // their jobs are taken at the end of layout3Answers.
 var layout3Queues = []string{"q", "work", "slow", "sh", "lim", "paused", "dead", "p"}
 
-// layout3Answers is what the store answers about the fixture's namespace,
-// by question: every job, the queues' settings, sizes, ids and listings
-// by status, statistics, failure groups, workers, schedules, callbacks
-// due, and last the take order of every queue (which takes every job it
-// can).
+// layout3Answers is what the store answers about the fixture's namespace
+// (readAnswers of its queues), and last the take order of every queue
+// (which takes every job it can).
 func layout3Answers(t *testing.T, h *harness) map[string]json.RawMessage {
+	t.Helper()
+	out := readAnswers(t, h, layout3Queues)
+	for _, q := range layout3Queues {
+		jobs, err := h.s.Take(h.ctx, ocypod.TakeRequest{Queues: []string{q}, Count: 1000, Push: q == "p", PushTimeout: time.Minute})
+		var got []uint64
+		for _, j := range jobs {
+			got = append(got, j.ID)
+		}
+		putAnswer(t, out, "take "+q, got, err)
+	}
+	return out
+}
+
+// putAnswer records v (or err) as the answer called name.
+func putAnswer(t *testing.T, out map[string]json.RawMessage, name string, v any, err error) {
+	t.Helper()
+	if err != nil {
+		v = "error: " + err.Error()
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	out[name] = b
+}
+
+// readAnswers is what the store answers, read-only, about the given
+// queues and their jobs: every job, the queues' settings, sizes, ids and
+// listings by status, statistics, failure groups, workers, schedules,
+// callbacks due.
+func readAnswers(t *testing.T, h *harness, queueNames []string) map[string]json.RawMessage {
 	t.Helper()
 	ctx := h.ctx
 	out := map[string]json.RawMessage{}
 	put := func(name string, v any, err error) {
 		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		out[name] = b
+		putAnswer(t, out, name, v, err)
 	}
 	info, err := h.s.Info(ctx)
 	put("info", info, err)
@@ -56,7 +78,7 @@ func layout3Answers(t *testing.T, h *harness) map[string]json.RawMessage {
 	slices.Sort(queues)
 	put("queues", queues, err)
 	var ids []uint64
-	for _, q := range layout3Queues {
+	for _, q := range queueNames {
 		qs, err := h.s.GetQueue(ctx, q)
 		put("settings "+q, qs, err)
 		n, err := h.s.QueueSize(ctx, q)
@@ -100,14 +122,6 @@ func layout3Answers(t *testing.T, h *harness) map[string]json.RawMessage {
 	put("schedules", scheds, err)
 	due, _, err := h.s.DueCallbacks(ctx, 100)
 	put("callbacks", due, err)
-	for _, q := range layout3Queues {
-		jobs, err := h.s.Take(ctx, ocypod.TakeRequest{Queues: []string{q}, Count: 1000, Push: q == "p", PushTimeout: time.Minute})
-		var got []uint64
-		for _, j := range jobs {
-			got = append(got, j.ID)
-		}
-		put("take "+q, got, err)
-	}
 	return out
 }
 

@@ -124,7 +124,7 @@ func (s *Store) rebalance(ctx context.Context, q string) error {
 				Stale    bool   `json:"stale"`
 			}
 			r, err := s.run(ctx, &call{sc: scriptPatchQueue, p: home, queue: q,
-				args: map[string]any{"members": want, "if_v": st.V}}, &got)
+				args: &shareMembersArgs{Members: want, IfV: st.V}}, &got)
 			if err == nil && r.Err != "" {
 				err = refusal(r, 0, q, nil)
 			}
@@ -153,6 +153,13 @@ func (s *Store) rebalance(ctx context.Context, q string) error {
 	return nil
 }
 
+// sharesArgs is shares.lua's argument: report the limit shares of the
+// call's queue here, or raise them if its settings are at version V.
+type sharesArgs struct {
+	Raise bool   `json:"raise,omitempty"`
+	V     *int64 `json:"v,omitempty"`
+}
+
 // raise asks probeShares to raise the allowance of the given shards.
 type raise struct {
 	v      int64
@@ -174,9 +181,9 @@ func (s *Store) probeShares(ctx context.Context, q string, home, span int, r *ra
 	outs := make([]any, len(shards))
 	probes := make([]shareProbe, len(shards))
 	for n, i := range shards {
-		args := map[string]any{}
+		args := &sharesArgs{}
 		if r != nil {
-			args["raise"], args["v"] = true, r.v
+			args.Raise, args.V = true, &r.v
 		}
 		calls[n] = &call{sc: scriptShares, p: s.l.shard(home, i), queue: q, args: args}
 		outs[n] = &probes[n]

@@ -78,16 +78,14 @@ func (s *Store) ListJobs(ctx context.Context, req ocypod.ListRequest) (ocypod.Jo
 			return fail(ocypod.Invalid("Invalid status: " + string(req.Status)))
 		}
 	}
-	args := map[string]any{"limit": limit, "scan": max(limit*4, 200), "parts": partsFor(req.Fields)}
+	args := &listArgs{Limit: limit, Scan: max(limit*4, 200), Parts: partsFor(req.Fields)}
 	var sources []listSource
 	q := req.Queue
 	switch {
 	case req.HasTag:
 		lo, hi := lexRange(escLex(req.Tag))
 		sources = []listSource{{Index: keyTags, Lo: lo, Hi: hi}}
-		setFilter(args, "queue", q)
-		setFilter(args, "status", string(req.Status))
-		setFilter(args, "worker", req.Worker)
+		args.queue, args.Status, args.Worker = q, string(req.Status), req.Worker
 	case req.Worker != "":
 		for _, c := range []string{codeRunning, codeTimedOut} {
 			if code == "" || code == c {
@@ -95,14 +93,14 @@ func (s *Store) ListJobs(ctx context.Context, req ocypod.ListRequest) (ocypod.Jo
 				sources = append(sources, listSource{Index: keyWorkerJobs, Lo: lo, Hi: hi})
 			}
 		}
-		setFilter(args, "queue", q)
+		args.queue = q
 	case req.Tracked != nil && *req.Tracked:
 		lo, hi := "-", "+"
 		if q != "" {
 			lo, hi = lexRange(q)
 		}
 		sources = []listSource{{Index: keyTracked, Lo: lo, Hi: hi}}
-		setFilter(args, "status", string(req.Status))
+		args.Status = string(req.Status)
 	case code != "" && q == "":
 		sources = []listSource{{Walk: code}}
 	case code != "":
@@ -114,9 +112,9 @@ func (s *Store) ListJobs(ctx context.Context, req ocypod.ListRequest) (ocypod.Jo
 		sources = []listSource{{MergeAll: true}}
 	}
 	if req.Tracked != nil && !*req.Tracked {
-		args["tracked"] = false
+		args.Tracked = req.Tracked // false
 	}
-	args["sources"] = sources
+	args.Sources = sources
 	page, err := s.listPage(ctx, req, args)
 	if err != nil {
 		return fail(err)
@@ -124,10 +122,28 @@ func (s *Store) ListJobs(ctx context.Context, req ocypod.ListRequest) (ocypod.Jo
 	return page, nil
 }
 
-func setFilter(args map[string]any, name, v string) {
-	if v != "" {
-		args[name] = v
-	}
+// listArgs is list.lua's argument. The filters (queue, status, worker,
+// tracked) are checked on each job: those the sources do not select
+// already.
+type listArgs struct {
+	Sources []listSource `json:"sources"`
+	Limit   int          `json:"limit"` // most jobs
+	Scan    int          `json:"scan"`  // most entries looked at
+	Parts   []string     `json:"parts"` // of input, output, error, ...
+	// queue is the queue filter, the call's queue (A.queue).
+	queue   string
+	Status  string `json:"status,omitempty"`
+	Worker  string `json:"worker,omitempty"`
+	Tracked *bool  `json:"tracked,omitempty"` // only false: untracked jobs
+	// CountGroup is a failure group: the partition counts it (total).
+	CountGroup *string `json:"count_group,omitempty"`
+	// The fields of each partition's call: its byte budget, its cursor
+	// (nil: from the start), done (only the count is asked), and the
+	// queue whose home it is (queue_not_found unless it exists).
+	MaxBytes  int         `json:"max_bytes"`
+	After     *partCursor `json:"after,omitempty"`
+	Done      bool        `json:"done,omitempty"`
+	MustExist string      `json:"must_exist,omitempty"`
 }
 
 // statusCodeOf is the idx code of a status.
@@ -185,24 +201,23 @@ func (s *Store) listPartitions(ctx context.Context, queue string) []int {
 
 // listPage runs list.lua on every partition the listing covers (one
 // pipelined round), merges the replies in order and keeps the first limit.
-func (s *Store) listPage(ctx context.Context, req ocypod.ListRequest, args map[string]any) (ocypod.JobPage, error) {
+func (s *Store) listPage(ctx context.Context, req ocypod.ListRequest, args *listArgs) (ocypod.JobPage, error) {
 	page, _, err := s.listPageTotal(ctx, req, args)
 	return page, err
 }
 
 // listPageTotal is listPage, plus the sum of the partitions' totals (a
 // failure group's size, with args count_group).
-func (s *Store) listPageTotal(ctx context.Context, req ocypod.ListRequest, args map[string]any) (ocypod.JobPage, uint64, error) {
+func (s *Store) listPageTotal(ctx context.Context, req ocypod.ListRequest, args *listArgs) (ocypod.JobPage, uint64, error) {
 	parts := s.listPartitions(ctx, req.Queue)
-	query, _ := json.Marshal([]any{req.Queue, req.Status, req.HasTag, req.Tag, req.Worker, req.Tracked, args["sources"]})
+	query, _ := json.Marshal([]any{req.Queue, req.Status, req.HasTag, req.Tag, req.Worker, req.Tracked, args.Sources})
 	cur := cursor{Query: string(query), Parts: make([]*partCursor, len(parts))}
 	for i := range cur.Parts {
 		cur.Parts[i] = &partCursor{I: 1}
 	}
 	if req.Cursor != "" {
 		var err error
-		sources, _ := args["sources"].([]listSource)
-		if cur, err = s.decodeCursor(ctx, req.Cursor, string(query), sources, len(parts)); err != nil {
+		if cur, err = s.decodeCursor(ctx, req.Cursor, string(query), args.Sources, len(parts)); err != nil {
 			return ocypod.JobPage{}, 0, err
 		}
 	}
@@ -215,25 +230,20 @@ func (s *Store) listPageTotal(ctx context.Context, req ocypod.ListRequest, args 
 	var outs []any
 	var which []int
 	for i, p := range parts {
-		_, counting := args["count_group"]
-		if cur.Parts[i] == nil && !counting {
+		if cur.Parts[i] == nil && args.CountGroup == nil {
 			continue
 		}
-		a := map[string]any{"max_bytes": s.o.MaxAnswerBytes}
-		for k, v := range args {
-			a[k] = v
-		}
-		if cur.Parts[i] == nil {
-			a["done"] = true
-		}
+		a := *args
+		a.MaxBytes = s.o.MaxAnswerBytes
+		a.Done = cur.Parts[i] == nil
 		if cur.Parts[i] != nil && (cur.Parts[i].M != "" || cur.Parts[i].I > 1) {
-			a["after"] = cur.Parts[i]
+			a.After = cur.Parts[i]
 		}
 		if req.Queue != "" && p == s.l.home(req.Queue) {
 			// The queue's home answers queue_not_found in the same round.
-			a["must_exist"] = req.Queue
+			a.MustExist = req.Queue
 		}
-		calls = append(calls, &call{sc: scriptList, p: p, args: a})
+		calls = append(calls, &call{sc: scriptList, p: p, queue: a.queue, args: &a})
 		outs = append(outs, new(listReply))
 		which = append(which, i)
 	}

@@ -82,21 +82,20 @@ func (s *Store) applyEffect(ctx context.Context, e *effectEntry) error {
 	var err error
 	switch e.Op {
 	case "depend", "dep", "release":
-		arg, _ := json.Marshal(e)
-		var eff map[string]any
-		_ = json.Unmarshal(arg, &eff)
-		r, err = s.run(ctx, &call{sc: scriptApply, p: e.To, args: map[string]any{"effect": eff}}, nil)
+		r, err = s.run(ctx, &call{sc: scriptApply, p: e.To, args: &applyArgs{Effect: e}}, nil)
 	case "create", "copy", "dlq":
 		// A job created in a queue: a follow-up or a schedule's job, a
 		// failed job retried in another queue, or a dead letter. When that
 		// queue is gone, it is dropped.
-		var spec map[string]any
+		var spec json.RawMessage
 		gone := "queue of a follow-up or scheduled job does not exist any more; the job is dropped"
 		switch e.Op {
 		case "create":
-			if err := json.Unmarshal(e.Spec, &spec); err != nil {
+			// As the script recorded it: a JSON object (or null).
+			if err := json.Unmarshal(e.Spec, new(map[string]json.RawMessage)); err != nil {
 				return fmt.Errorf("effect %s: unreadable spec: %w", e.ID, err)
 			}
+			spec = e.Spec
 		case "copy":
 			spec, err = copySpec(e)
 			gone = "queue to retry a failed job in does not exist any more; the job is dropped"
@@ -141,6 +140,12 @@ func (s *Store) applyEffect(ctx context.Context, e *effectEntry) error {
 	return s.ack(ctx, e)
 }
 
+// applyArgs is apply.lua's argument: an effect of another partition's
+// outbox.
+type applyArgs struct {
+	Effect *effectEntry `json:"effect"`
+}
+
 var errQueueGone = errors.New("queue does not exist")
 
 // refusedCreate is a create effect's job refused by its queue's script:
@@ -155,7 +160,7 @@ func (r *refusedCreate) Unwrap() error { return r.err }
 // the queue does not exist there (the shards a process knew of were
 // stale), that partition remembers it and the job goes to the queue's home
 // partition instead, every time.
-func (s *Store) createOnce(ctx context.Context, e *effectEntry, spec map[string]any) (uint64, *reply, error) {
+func (s *Store) createOnce(ctx context.Context, e *effectEntry, spec json.RawMessage) (uint64, *reply, error) {
 	home := s.l.home(e.Queue)
 	p := home
 	if e.Part != nil && *e.Part >= 0 && *e.Part < s.l.P {
@@ -167,8 +172,7 @@ func (s *Store) createOnce(ctx context.Context, e *effectEntry, spec map[string]
 	}
 	for {
 		r, err := s.run(ctx, &call{sc: scriptCreateJob, p: p, queue: e.Queue,
-			args: map[string]any{"specs": []map[string]any{spec}, "once": e.ID, "home": p == home,
-				"dead_letter": e.Op == "dlq"}}, &got)
+			args: &createOnceArgs{Specs: []json.RawMessage{spec}, Once: e.ID, Home: p == home, DeadLetter: e.Op == "dlq"}}, &got)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -187,6 +191,17 @@ func (s *Store) createOnce(ctx context.Context, e *effectEntry, spec map[string]
 		}
 		return uint64(got.IDs[0]), r, nil
 	}
+}
+
+// createOnceArgs is create_job.lua's argument for the create of an
+// effect: its one spec as jobSpecArg's JSON (as recorded), the effect's id
+// (the create is answered with its first result when applied again),
+// whether this is the queue's home, and whether it is a dead letter.
+type createOnceArgs struct {
+	Specs      []json.RawMessage `json:"specs"`
+	Once       string            `json:"once"`
+	Home       bool              `json:"home"`
+	DeadLetter bool              `json:"dead_letter"`
 }
 
 // effectPart is the partition a job that an effect creates in queue goes
@@ -216,7 +231,7 @@ func (s *Store) pinEffect(ctx context.Context, e *effectEntry) (bool, error) {
 		Gone bool `json:"gone"`
 	}
 	r, err := s.run(ctx, &call{sc: scriptPinEffect, p: src,
-		args: map[string]any{"id": e.ID, "part": s.effectPart(e.Queue, key)}}, &got)
+		args: &pinEffectArgs{ID: e.ID, Part: s.effectPart(e.Queue, key)}}, &got)
 	if err == nil && r.Err != "" {
 		err = ocypod.Internal(fmt.Errorf("outbox entry %s: %s", e.ID, r.Err))
 	}
@@ -228,6 +243,13 @@ func (s *Store) pinEffect(ctx context.Context, e *effectEntry) (bool, error) {
 	}
 	e.Part = got.Part
 	return true, nil
+}
+
+// pinEffectArgs is pin_effect.lua's argument: the outbox entry ID gets
+// partition Part unless it has one.
+type pinEffectArgs struct {
+	ID   string `json:"id"`
+	Part int    `json:"part"`
 }
 
 // specKey is the job key of a create effect's spec ("" for none).
@@ -243,7 +265,7 @@ func specKey(e *effectEntry) string {
 
 // deadLetter is the create spec of a dead letter: input {"job": <the job
 // object as GET /job/{id} shows it>, "error": <its last error or null>}.
-func (s *Store) deadLetter(e *effectEntry) (map[string]any, error) {
+func (s *Store) deadLetter(e *effectEntry) (json.RawMessage, error) {
 	id, err := strconv.ParseUint(e.Job, 10, 64)
 	if err != nil || e.Meta == nil {
 		return nil, fmt.Errorf("effect %s: invalid dead letter", e.ID)
@@ -260,13 +282,13 @@ func (s *Store) deadLetter(e *effectEntry) (map[string]any, error) {
 		b = append(b, "null"...)
 	}
 	b = append(b, '}')
-	return map[string]any{"input": string(b), "inherit_delays": true, "inherit_backoff": true}, nil
+	return json.Marshal(jobSpecArg{Input: string(b), InheritDelays: true, InheritBackoff: true})
 }
 
 // copySpec is the create spec of a failed job retried into a queue of
 // another partition: its input, tags, priority and tracking; the rest
 // comes from the queue.
-func copySpec(e *effectEntry) (map[string]any, error) {
+func copySpec(e *effectEntry) (json.RawMessage, error) {
 	id, err := strconv.ParseUint(e.Job, 10, 64)
 	if err != nil || e.Meta == nil {
 		return nil, fmt.Errorf("effect %s: invalid copy", e.ID)
@@ -276,7 +298,11 @@ func copySpec(e *effectEntry) (map[string]any, error) {
 		return nil, fmt.Errorf("effect %s: %w", e.ID, err)
 	}
 	spec := ocypod.JobSpec{Input: j.Input, Tags: j.Tags, Priority: &j.Priority, Tracked: &j.Tracked}
-	return specArgs(&spec, time.Time{})
+	a, err := specArgs(&spec, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(&a)
 }
 
 // ack deletes an applied effect from its outbox.

@@ -88,17 +88,37 @@ func (s *Store) pickShard(key string, k int) int {
 	return rand.IntN(k)
 }
 
-// queueSettingsArg is PUT's settings for put_queue.lua.
-func queueSettingsArg(qs ocypod.QueueSettings) map[string]any {
-	a := map[string]any{"t": secs(qs.Timeout), "h": secs(qs.HeartbeatTimeout), "e": secs(qs.ExpiresAfter),
-		"r": flexNumOf(qs.Retries)}
-	if d := encodeDelays(qs.RetryDelays); d != "" {
-		a["d"] = d
-	}
-	return a
+// queueSettingsArg is a queue's Ocypod settings as put_queue.lua and
+// import.lua take them (short names as stored): timeout, heartbeat
+// timeout, expiry (seconds), retries and retry delays (JSON text; none:
+// "").
+type queueSettingsArg struct {
+	T luaUint `json:"t"`
+	H luaUint `json:"h"`
+	E luaUint `json:"e"`
+	R luaUint `json:"r"`
+	D string  `json:"d,omitempty"`
 }
 
-func flexNumOf(n uint64) any { return num(n) }
+// queueSettingsOfPut is PUT's settings for put_queue.lua.
+func queueSettingsOfPut(qs ocypod.QueueSettings) queueSettingsArg {
+	return queueSettingsArg{T: luaUint(qs.Timeout.Secs), H: luaUint(qs.HeartbeatTimeout.Secs),
+		E: luaUint(qs.ExpiresAfter.Secs), R: luaUint(qs.Retries), D: encodeDelays(qs.RetryDelays)}
+}
+
+// putQueueArgs is put_queue.lua's argument to create or change a queue
+// (the call's) in its home partition.
+type putQueueArgs struct {
+	Settings queueSettingsArg `json:"settings"`
+	Home     int              `json:"home"`
+}
+
+// replicaArgs is put_queue.lua's argument to copy a queue's settings (the
+// JSON text Replica) to its shard Index.
+type replicaArgs struct {
+	Replica string `json:"replica"`
+	Index   int    `json:"index"`
+}
 
 // PutQueue creates the queue name or replaces its Ocypod settings (timeout,
 // heartbeat_timeout, expires_after, retries, retry_delays: missing fields
@@ -117,7 +137,7 @@ func (s *Store) PutQueue(ctx context.Context, name string, qs ocypod.QueueSettin
 		Settings string `json:"settings"`
 	}
 	r, err := s.run(ctx, &call{sc: scriptPutQueue, p: home, queue: name,
-		args: map[string]any{"settings": queueSettingsArg(qs), "home": home}}, &got)
+		args: &putQueueArgs{Settings: queueSettingsOfPut(qs), Home: home}}, &got)
 	if err == nil && r.Err != "" {
 		err = refusal(r, 0, name, nil)
 	}
@@ -146,7 +166,7 @@ func (s *Store) replicate(ctx context.Context, name, text string) error {
 	var calls []*call
 	for i := 1; i < span; i++ {
 		calls = append(calls, &call{sc: scriptPutQueue, p: s.l.shard(st.Home, i), queue: name,
-			args: map[string]any{"replica": text, "index": i}})
+			args: &replicaArgs{Replica: text, Index: i}})
 	}
 	_, errs := s.runAll(ctx, calls, make([]any, len(calls)))
 	if err := errors.Join(errs...); err != nil {
@@ -215,7 +235,7 @@ func (s *Store) PatchQueue(ctx context.Context, name string, p ocypod.QueuePatch
 		Span     int    `json:"span"`
 	}
 	r, err := s.run(ctx, &call{sc: scriptPatchQueue, p: s.l.home(name), queue: name,
-		args: map[string]any{"set": set, "clear": clear}}, &got)
+		args: &patchQueueArgs{Set: set, Clear: clear}}, &got)
 	if err == nil && r.Err != "" {
 		err = refusal(r, 0, name, nil)
 	}
@@ -234,24 +254,55 @@ func (s *Store) PatchQueue(ctx context.Context, name string, p ocypod.QueuePatch
 	return nil
 }
 
-// patchArgs is a patch as patch_queue.lua takes it.
-func (s *Store) patchArgs(p ocypod.QueuePatch) (map[string]any, []string, error) {
-	set := map[string]any{}
+// patchQueueArgs is patch_queue.lua's argument to merge settings into
+// the call's queue: those to set and the names of those to remove.
+type patchQueueArgs struct {
+	Set   queuePatchSet `json:"set"`
+	Clear []string      `json:"clear"`
+}
+
+// queuePatchSet are the settings a PATCH sets, short names as stored
+// (storedQueue): those absent stay as they are.
+type queuePatchSet struct {
+	T  *luaUint      `json:"t,omitempty"`  // timeout (s)
+	H  *luaUint      `json:"h,omitempty"`  // heartbeat timeout (s)
+	E  *luaUint      `json:"e,omitempty"`  // expiry (s)
+	R  *luaUint      `json:"r,omitempty"`  // retries
+	D  string        `json:"d,omitempty"`  // retry delays (JSON text)
+	Pa bool          `json:"pa,omitempty"` // paused (never false: cleared)
+	C  *luaUint      `json:"c,omitempty"`  // concurrency
+	Rl *rateLimitArg `json:"rl,omitempty"` // rate limit
+	Bo string        `json:"bo,omitempty"` // retry backoff (JSON text)
+	Tr *luaUint      `json:"tr,omitempty"` // timeout retries
+	Dl string        `json:"dl,omitempty"` // dead letter queue
+	Pu string        `json:"pu,omitempty"` // push (sealed)
+	Cb string        `json:"cb,omitempty"` // callback (sealed)
+	K  uint64        `json:"k,omitempty"`  // shards (1 to partitions)
+}
+
+// rateLimitArg is a rate limit as stored: tokens per second and burst.
+type rateLimitArg struct {
+	R float64 `json:"r"`
+	B luaUint `json:"b"`
+}
+
+// shareMembersArgs is patch_queue.lua's argument to set the shards that
+// share the call's queue's limits, if its settings are at version IfV.
+type shareMembersArgs struct {
+	Members []int `json:"members"`
+	IfV     int64 `json:"if_v"`
+}
+
+// patchArgs is a patch as patch_queue.lua takes it: the settings to set
+// and the names of those to remove.
+func (s *Store) patchArgs(p ocypod.QueuePatch) (queuePatchSet, []string, error) {
+	var set queuePatchSet
 	var clear []string
-	opt := func(name string, d *ocypod.Duration) {
-		if d != nil {
-			set[name] = secs(*d)
-		}
-	}
-	opt("t", p.Timeout)
-	opt("h", p.HeartbeatTimeout)
-	opt("e", p.ExpiresAfter)
-	if p.Retries != nil {
-		set["r"] = num(*p.Retries)
-	}
+	set.T, set.H, set.E = optSecs(p.Timeout), optSecs(p.HeartbeatTimeout), optSecs(p.ExpiresAfter)
+	set.R = optUint(p.Retries)
 	if p.RetryDelaysSet {
 		if d := encodeDelays(p.RetryDelays); d != "" {
-			set["d"] = d
+			set.D = d
 			clear = append(clear, "bo")
 		} else {
 			clear = append(clear, "d")
@@ -259,57 +310,55 @@ func (s *Store) patchArgs(p ocypod.QueuePatch) (map[string]any, []string, error)
 	}
 	if p.Paused != nil {
 		if *p.Paused {
-			set["pa"] = true
+			set.Pa = true
 		} else {
 			clear = append(clear, "pa")
 		}
 	}
-	if p.Concurrency != nil {
-		set["c"] = num(*p.Concurrency)
-	}
+	set.C = optUint(p.Concurrency)
 	switch {
 	case p.ClearRateLimit:
 		clear = append(clear, "rl")
 	case p.RateLimit != nil:
-		set["rl"] = map[string]any{"r": p.RateLimit.PerSecond, "b": num(p.RateLimit.Burst)}
+		set.Rl = &rateLimitArg{R: p.RateLimit.PerSecond, B: luaUint(p.RateLimit.Burst)}
 	}
 	switch {
 	case p.ClearRetryBackoff:
 		clear = append(clear, "bo")
 	case p.RetryBackoff != nil:
-		set["bo"] = encodeBackoff(p.RetryBackoff)
+		set.Bo = encodeBackoff(p.RetryBackoff)
 		clear = append(clear, "d")
 	}
 	switch {
 	case p.ClearTimeoutRetries:
 		clear = append(clear, "tr")
 	case p.TimeoutRetries != nil:
-		set["tr"] = num(*p.TimeoutRetries)
+		set.Tr = optUint(p.TimeoutRetries)
 	}
 	if p.DeadLetterQueue != nil {
 		if *p.DeadLetterQueue == "" {
 			clear = append(clear, "dl")
 		} else {
-			set["dl"] = *p.DeadLetterQueue
+			set.Dl = *p.DeadLetterQueue
 		}
 	}
-	sealed := func(name string, given bool, v ocypod.Sealed) {
+	sealed := func(field *string, name string, given bool, v ocypod.Sealed) {
 		switch {
 		case !given:
 		case len(v) == 0:
 			clear = append(clear, name)
 		default:
-			set[name] = string(v)
+			*field = string(v)
 		}
 	}
-	sealed("pu", p.PushSet, p.Push)
-	sealed("cb", p.CallbackSet, p.Callback)
+	sealed(&set.Pu, "pu", p.PushSet, p.Push)
+	sealed(&set.Cb, "cb", p.CallbackSet, p.Callback)
 	if p.Shards != nil {
 		k := *p.Shards
 		if k == 0 || k > uint64(s.l.P) {
-			return nil, nil, ocypod.Invalid(fmt.Sprintf("Invalid shards: must be 1 to partitions (%d)", s.l.P))
+			return set, nil, ocypod.Invalid(fmt.Sprintf("Invalid shards: must be 1 to partitions (%d)", s.l.P))
 		}
-		set["k"] = k
+		set.K = k
 	}
 	return set, stringList(clear), nil
 }
@@ -340,7 +389,7 @@ func (s *Store) DeleteQueue(ctx context.Context, name string) error {
 	drops := make([]dropReply, span)
 	outs := make([]any, span, 2*span)
 	for i := range span {
-		calls = append(calls, &call{sc: scriptDropQueue, p: s.l.shard(home, i), args: map[string]any{"limit": dropBatch}})
+		calls = append(calls, &call{sc: scriptDropQueue, p: s.l.shard(home, i), args: &dropQueueArgs{Limit: dropBatch}})
 		outs = append(outs, &drops[i])
 	}
 	replies, errs := s.runAll(ctx, calls, outs)
@@ -359,6 +408,11 @@ func (s *Store) DeleteQueue(ctx context.Context, name string) error {
 	return nil
 }
 
+// dropQueueArgs is drop_queue.lua's argument: the most jobs it drops.
+type dropQueueArgs struct {
+	Limit int `json:"limit"`
+}
+
 // dropReply is drop_queue.lua's answer.
 type dropReply struct {
 	Dropped int  `json:"dropped"`
@@ -369,7 +423,7 @@ type dropReply struct {
 // partition p and reports whether more are left.
 func (s *Store) dropSlice(ctx context.Context, p int) (bool, error) {
 	var got dropReply
-	r, err := s.run(ctx, &call{sc: scriptDropQueue, p: p, args: map[string]any{"limit": dropBatch}}, &got)
+	r, err := s.run(ctx, &call{sc: scriptDropQueue, p: p, args: &dropQueueArgs{Limit: dropBatch}}, &got)
 	if err != nil {
 		return false, err
 	}
@@ -411,7 +465,7 @@ func (s *Store) queueJobs(ctx context.Context, name string, sizeOnly bool) ([]qu
 	calls := make([]*call, span)
 	outs := make([]any, span)
 	for i := range span {
-		calls[i] = &call{sc: scriptQueueJobs, p: s.l.shard(home, i), queue: name, args: map[string]any{"size_only": sizeOnly}}
+		calls[i] = &call{sc: scriptQueueJobs, p: s.l.shard(home, i), queue: name, args: &queueJobsArgs{SizeOnly: sizeOnly}}
 		outs[i] = new(queueJobsReply)
 	}
 	replies, errs := s.runAll(ctx, calls, outs)
@@ -429,6 +483,11 @@ func (s *Store) queueJobs(ctx context.Context, name string, sizeOnly bool) ([]qu
 		res[i] = *outs[i].(*queueJobsReply)
 	}
 	return res, nil
+}
+
+// queueJobsArgs is queue_jobs.lua's argument: the size alone, or the ids.
+type queueJobsArgs struct {
+	SizeOnly bool `json:"size_only"`
 }
 
 type queueJobsReply struct {

@@ -20,7 +20,7 @@ type storedSchedule struct {
 	Cron  string          `json:"cron,omitempty"`
 	Every uint64          `json:"every,omitempty"` // seconds
 	Job   json.RawMessage `json:"job"`             // the create body, canonical
-	Spec  map[string]any  `json:"spec"`            // the same, as create_job.lua takes it
+	Spec  json.RawMessage `json:"spec"`            // the same, as create_job.lua takes it (jobSpecArg)
 }
 
 // PutSchedule creates or replaces schedule sc of its queue: a job made from
@@ -55,12 +55,13 @@ func (s *Store) PutSchedule(ctx context.Context, sc ocypod.Schedule) (bool, erro
 	if err := json.Compact(&job, sc.Job); err != nil {
 		return fail(ocypod.Invalid("Invalid job: not JSON"))
 	}
-	doc, _ := json.Marshal(storedSchedule{Cron: sc.Cron, Every: sc.Every.Secs, Job: job.Bytes(), Spec: args})
+	specJSON, _ := json.Marshal(&args)
+	doc, _ := json.Marshal(storedSchedule{Cron: sc.Cron, Every: sc.Every.Secs, Job: job.Bytes(), Spec: specJSON})
 	var got struct {
 		Created bool `json:"created"`
 	}
-	r, err := s.run(ctx, &call{sc: scriptSchedule, p: s.l.home(sc.Queue), queue: sc.Queue, now: now, args: map[string]any{
-		"op": "put", "id": sc.ID, "doc": string(doc), "next": rec.Next(now).UnixMilli()}}, &got)
+	r, err := s.run(ctx, &call{sc: scriptSchedule, p: s.l.home(sc.Queue), queue: sc.Queue, now: now,
+		args: &schedulePutArgs{Op: "put", ID: sc.ID, Doc: string(doc), Next: rec.Next(now).UnixMilli()}}, &got)
 	if err == nil && r.Err != "" {
 		err = refusal(r, 0, sc.Queue, nil)
 	}
@@ -97,10 +98,7 @@ func (s *Store) schedules(ctx context.Context, queue, id string) ([]ocypod.Sched
 	if !ocypod.ValidQueueName(queue) {
 		return nil, ocypod.InvalidQueueName()
 	}
-	args := map[string]any{"op": "get"}
-	if id != "" {
-		args["id"] = id
-	}
+	args := &scheduleArgs{Op: "get", ID: id} // no id: every schedule
 	var got struct {
 		Schedules list[struct {
 			ID   string  `json:"id"`
@@ -134,7 +132,7 @@ func (s *Store) DeleteSchedule(ctx context.Context, queue, id string) error {
 	if !ocypod.ValidQueueName(queue) {
 		return fmt.Errorf("redisstore: delete schedule: %w", ocypod.InvalidQueueName())
 	}
-	r, err := s.run(ctx, &call{sc: scriptSchedule, p: s.l.home(queue), queue: queue, args: map[string]any{"op": "delete", "id": id}}, nil)
+	r, err := s.run(ctx, &call{sc: scriptSchedule, p: s.l.home(queue), queue: queue, args: &scheduleArgs{Op: "delete", ID: id}}, nil)
 	if err == nil && r.Err == "schedule_not_found" {
 		err = ocypod.ScheduleNotFound(queue, id)
 	}
@@ -201,9 +199,9 @@ func (s *Store) SweepSchedules(ctx context.Context) (SweepResult, error) {
 			var got struct {
 				Fired bool `json:"fired"`
 			}
-			r, err := s.run(ctx, &call{sc: scriptSchedule, p: p, queue: queue, now: now, args: map[string]any{
-				"op": "fire", "id": id, "due": int64(z.Score), "next": rec.NextAfter(prev, now).UnixMilli(),
-				"spec": st.Spec, "part": s.effectPart(queue, specKeyOf(st.Spec))}}, &got)
+			r, err := s.run(ctx, &call{sc: scriptSchedule, p: p, queue: queue, now: now, args: &scheduleFireArgs{
+				Op: "fire", ID: id, Due: int64(z.Score), Next: rec.NextAfter(prev, now).UnixMilli(),
+				Spec: st.Spec, Part: s.effectPart(queue, specKeyOf(st.Spec))}}, &got)
 			if err != nil {
 				return res, fmt.Errorf("redisstore: sweep schedules: %w", err)
 			}
@@ -217,7 +215,41 @@ func (s *Store) SweepSchedules(ctx context.Context) (SweepResult, error) {
 }
 
 // specKeyOf is the job key of a create spec as create_job.lua takes it.
-func specKeyOf(spec map[string]any) string {
-	k, _ := spec["key"].(string)
-	return k
+func specKeyOf(spec json.RawMessage) string {
+	var s struct {
+		Key string `json:"key"`
+	}
+	_ = json.Unmarshal(spec, &s)
+	return s.Key
+}
+
+// scheduleArgs is schedule.lua's argument to read (Op "get": ID, or
+// every schedule of the queue without one) or delete (Op "delete")
+// schedules of the call's queue. An ID "" is left out: a get then reads
+// every schedule, and a delete's member (the queue, a space and A.id or
+// an empty string) is the same either way.
+type scheduleArgs struct {
+	Op string `json:"op"`
+	ID string `json:"id,omitempty"`
+}
+
+// schedulePutArgs is schedule.lua's argument to store a schedule: its
+// document (storedSchedule's JSON) and next firing (ms).
+type schedulePutArgs struct {
+	Op   string `json:"op"` // put
+	ID   string `json:"id"`
+	Doc  string `json:"doc"`
+	Next int64  `json:"next"`
+}
+
+// scheduleFireArgs is schedule.lua's argument to fire a schedule that was
+// due at Due (ms): its job (spec) goes to partition Part, and it moves to
+// Next (ms).
+type scheduleFireArgs struct {
+	Op   string          `json:"op"` // fire
+	ID   string          `json:"id"`
+	Due  int64           `json:"due"`
+	Next int64           `json:"next"`
+	Spec json.RawMessage `json:"spec"`
+	Part int             `json:"part"`
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -44,39 +45,41 @@ var libFiles = []string{
 }
 
 // The scripts, one per operation; each file's opening comment documents
-// its argument and reply.
+// its argument and reply. Each declares the Go types of its argument (one
+// per shape of the argument it takes), which Store.argv checks on every
+// call and TestScriptArgsMatchLua against the fields the Lua reads.
 var (
-	scriptCreateJob   = loadScript("create_job.lua")
-	scriptTake        = loadScript("take.lua")
-	scriptUpdateJob   = loadScript("update_job.lua")
-	scriptHeartbeat   = loadScript("heartbeat.lua")
-	scriptSetOutput   = loadScript("set_output.lua")
-	scriptDeleteJob   = loadScript("delete_job.lua")
-	scriptGetJob      = loadScript("get_job.lua")
-	scriptRetryJob    = loadScript("retry_job.lua")
-	scriptPutQueue    = loadScript("put_queue.lua")
-	scriptPatchQueue  = loadScript("patch_queue.lua")
+	scriptCreateJob   = loadScript("create_job.lua", createJobArgs{}, createOnceArgs{})
+	scriptTake        = loadScript("take.lua", takeArgs{})
+	scriptUpdateJob   = loadScript("update_job.lua", updateJobArgs{})
+	scriptHeartbeat   = loadScript("heartbeat.lua", heartbeatArgs{})
+	scriptSetOutput   = loadScript("set_output.lua", setOutputArgs{})
+	scriptDeleteJob   = loadScript("delete_job.lua", deleteJobArgs{})
+	scriptGetJob      = loadScript("get_job.lua", getJobArgs{})
+	scriptRetryJob    = loadScript("retry_job.lua", retryJobArgs{})
+	scriptPutQueue    = loadScript("put_queue.lua", putQueueArgs{}, replicaArgs{})
+	scriptPatchQueue  = loadScript("patch_queue.lua", patchQueueArgs{}, shareMembersArgs{})
 	scriptDeleteQueue = loadScript("delete_queue.lua")
-	scriptDropQueue   = loadScript("drop_queue.lua")
-	scriptQueueJobs   = loadScript("queue_jobs.lua")
+	scriptDropQueue   = loadScript("drop_queue.lua", dropQueueArgs{})
+	scriptQueueJobs   = loadScript("queue_jobs.lua", queueJobsArgs{})
 	scriptInfo        = loadScript("info.lua")
-	scriptQueueMetric = loadScript("queue_metrics.lua")
-	scriptSweep       = loadScript("sweep.lua")
-	scriptApply       = loadScript("apply.lua")
-	scriptPinEffect   = loadScript("pin_effect.lua")
-	scriptList        = loadScript("list.lua")
-	scriptWorkers     = loadScript("workers.lua")
-	scriptRetryGroup  = loadScript("retry_group.lua")
-	scriptSchedule    = loadScript("schedule.lua")
-	scriptUpgrade     = loadScript("upgrade.lua")
-	scriptUpCounts    = loadScript("upgrade_counters.lua")
-	scriptFoldStats   = loadScript("fold_stats.lua")
-	scriptShares      = loadScript("shares.lua")
-	scriptDepLock     = loadScript("dep_lock.lua")
-	scriptDepWalk     = loadScript("dep_walk.lua")
+	scriptQueueMetric = loadScript("queue_metrics.lua", queueMetricsArgs{})
+	scriptSweep       = loadScript("sweep.lua", sweepArgs{})
+	scriptApply       = loadScript("apply.lua", applyArgs{})
+	scriptPinEffect   = loadScript("pin_effect.lua", pinEffectArgs{})
+	scriptList        = loadScript("list.lua", listArgs{})
+	scriptWorkers     = loadScript("workers.lua", workersArgs{}, workerJobsArgs{})
+	scriptRetryGroup  = loadScript("retry_group.lua", retryGroupArgs{})
+	scriptSchedule    = loadScript("schedule.lua", scheduleArgs{}, schedulePutArgs{}, scheduleFireArgs{})
+	scriptUpgrade     = loadScript("upgrade.lua", upgradeArgs{}, upgradeQueueArgs{}, upgradeJobsArgs{})
+	scriptUpCounts    = loadScript("upgrade_counters.lua", upCountsArgs{})
+	scriptFoldStats   = loadScript("fold_stats.lua", foldStatsArgs{})
+	scriptShares      = loadScript("shares.lua", sharesArgs{})
+	scriptDepLock     = loadScript("dep_lock.lua", depLockArgs{})
+	scriptDepWalk     = loadScript("dep_walk.lua", depWalkArgs{})
 	// Callbacks (callbacks.go).
-	scriptCallbacks    = loadScript("callbacks.lua")
-	scriptCallbackDone = loadScript("callback_done.lua")
+	scriptCallbacks    = loadScript("callbacks.lua", callbacksArgs{})
+	scriptCallbackDone = loadScript("callback_done.lua", callbackDoneArgs{})
 )
 
 // script is one Lua script, built on first use (building it scans the helpers,
@@ -84,6 +87,9 @@ var (
 type script struct {
 	name string
 	get  func() *built
+	// args are the types of the argument the script takes (none: it
+	// takes only the common fields).
+	args []reflect.Type
 }
 
 // built is a script ready to run: its source and the names of the keys it
@@ -102,13 +108,14 @@ type built struct {
 // used and loads on a real server.
 var loaded = map[string]*script{}
 
-// loadScript declares the script in scripts/<name>. It panics at start-up
-// if the file is missing: that is a build error.
-func loadScript(name string) *script {
+// loadScript declares the script in scripts/<name>, which takes an
+// argument of one of the types of args (struct values). It panics at
+// start-up if the file is missing: that is a build error.
+func loadScript(name string, args ...any) *script {
 	if _, err := fs.Stat(scriptFiles, path.Join("scripts", name)); err != nil {
 		panic(fmt.Sprintf("redisstore: embedded script %s: %v", name, err))
 	}
-	sc := &script{name: name, get: sync.OnceValue(func() *built { return build(name) })}
+	sc := &script{name: name, get: sync.OnceValue(func() *built { return build(name) }), args: argTypes(args)}
 	loaded[name] = sc
 	return sc
 }
@@ -165,14 +172,7 @@ var libraryBody = sync.OnceValue(func() string {
 		bodies.WriteString(body)
 		fmt.Fprintf(&ops, "local function %s()\n%send\n", opName(name), body)
 	}
-	return "local K, KW, A\n" + libFor(bodies.String()) + ops.String() + `local function bind(names, keys)
-  local k = {}
-  for i, n in ipairs(names) do k[n] = keys[i] end
-  local kw = {}
-  for i = #names + 1, #keys do kw[#kw + 1] = keys[i] end
-  return k, kw
-end
-`
+	return "local K, KW, A\n" + libFor(bodies.String()) + ops.String()
 })
 
 // libraryName is the library's name: "ocyless_" and a hash of its code, so
@@ -183,14 +183,24 @@ var libraryName = sync.OnceValue(func() string {
 })
 
 // library is the whole library as FUNCTION LOAD takes it: header, body and
-// one registration per script, binding the keys the script declares.
+// one registration per script, binding the keys the script declares with
+// one table constructor (the names are constants of the library, not
+// looped over on each call).
 var library = sync.OnceValue(func() string {
 	var reg strings.Builder
 	for _, n := range sortedLoaded() {
 		b := loaded[n].get()
-		fmt.Fprintf(&reg, "redis.register_function('%s', function(keys, args)\n"+
-			"  K, KW = bind({'%s'}, keys)\n  A = cjson.decode(args[1])\n  NOTES = {}\n  return %s()\nend)\n",
-			b.fn, strings.Join(b.keys, "', '"), opName(n))
+		fmt.Fprintf(&reg, "redis.register_function('%s', function(keys, args)\n  K = {", b.fn)
+		for i, k := range b.keys {
+			fmt.Fprintf(&reg, "%s = keys[%d], ", k, i+1)
+		}
+		reg.WriteString("}\n")
+		if b.variadic {
+			fmt.Fprintf(&reg, "  KW = {}\n  for i = %d, #keys do KW[#KW + 1] = keys[i] end\n", len(b.keys)+1)
+		} else {
+			reg.WriteString("  KW = nil\n")
+		}
+		fmt.Fprintf(&reg, "  A = cjson.decode(args[1])\n  NOTES = {}\n  return %s()\nend)\n", opName(n))
 	}
 	return "#!lua name=" + libraryName() + "\n" + libraryBody() + reg.String()
 })

@@ -4,12 +4,15 @@ import (
 	"io/fs"
 	"maps"
 	"path"
+	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/ast"
 	"github.com/yuin/gopher-lua/parse"
 
 	"github.com/ocyless/ocyless/shared/ocypod"
@@ -197,4 +200,221 @@ func TestLayoutMatchesScripts(t *testing.T) {
 	if !strings.Contains(stats, "q .. ' "+statWait+"' .. bucket_since(") || !strings.Contains(readScript("fold_stats.lua"), "q .. ' "+statRun+"' .. b") {
 		t.Errorf("the histograms' fields are not %q and %q", statWait, statRun)
 	}
+}
+
+// luaOnlyArgs are fields a script reads that no Go caller sends, each with
+// why: the Lua keeps a check that is always nil. (The scripts are not
+// changed here; delete the read and then the entry.)
+var luaOnlyArgs = map[string][]string{
+	// The tag filter: the tag's own index is the source of a listing by
+	// tag, so the store never sends it.
+	"list.lua": {"tag"},
+}
+
+// TestScriptArgsMatchLua checks, for every script, that the fields its
+// Lua (with the helpers it uses) reads from its argument, A.<name>, are
+// exactly the common fields Store.argv writes and the json tags of the
+// argument types the script declares (loadScript): a misspelt tag, a
+// field the Lua reads that Go never sends, and one Go sends that no Lua
+// reads all fail. Fields the Lua assigns (A.qs, A.woken, ...) are its own
+// scratch state, not arguments.
+func TestScriptArgsMatchLua(t *testing.T) {
+	t.Parallel()
+	for _, name := range sortedLoaded() {
+		for _, msg := range argMismatches(t, name, usedLua(t, name), loaded[name].args) {
+			t.Errorf("%s: %s", name, msg)
+		}
+	}
+	// The check can fail: a misspelt tag, and a field nothing reads.
+	type probeArgs struct {
+		Limt   int    `json:"limt"`
+		Unused string `json:"unused,omitempty"`
+	}
+	got := argMismatches(t, "probe.lua", "local A = {}\nreturn A.limit + A.ms", []reflect.Type{reflect.TypeFor[probeArgs]()})
+	want := []string{
+		`reads A.limit, which no argument type has (a json tag misspelt, or a field to add)`,
+		`argument field "limt" is never read as A.limt`,
+		`argument field "unused" is never read as A.unused`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("probe: %q, want %q", got, want)
+	}
+}
+
+// argMismatches compares what the Lua source src reads from A with the
+// common fields and the json tags of types.
+func argMismatches(t *testing.T, name, src string, types []reflect.Type) []string {
+	t.Helper()
+	reads, writes, problems := luaArgFields(t, name, src)
+	tags := map[string]bool{}
+	for _, typ := range types {
+		problems = append(problems, jsonTags(typ, tags)...)
+	}
+	for tag := range tags {
+		if slices.Contains(commonArgs, tag) {
+			problems = append(problems, "argument field "+tag+" is one Store.argv writes for every call")
+		}
+	}
+	luaOnly := luaOnlyArgs[name]
+	for _, f := range slices.Sorted(maps.Keys(reads)) {
+		switch {
+		case writes[f] || slices.Contains(commonArgs, f):
+		case slices.Contains(luaOnly, f):
+			if tags[f] {
+				problems = append(problems, "luaOnlyArgs lists "+f+", which an argument type has")
+			}
+		case !tags[f]:
+			problems = append(problems, "reads A."+f+", which no argument type has (a json tag misspelt, or a field to add)")
+		}
+	}
+	for _, f := range luaOnly {
+		if !reads[f] {
+			problems = append(problems, "luaOnlyArgs lists "+f+", which the Lua no longer reads")
+		}
+	}
+	for _, f := range slices.Sorted(maps.Keys(tags)) {
+		if !reads[f] {
+			problems = append(problems, "argument field \""+f+"\" is never read as A."+f)
+		} else if writes[f] {
+			problems = append(problems, "argument field \""+f+"\" is also the script's scratch state (it assigns A."+f+")")
+		}
+	}
+	return problems
+}
+
+// usedLua is script name's code as it runs: the helper definitions it
+// uses, directly or through others, and its body. Unlike build's
+// selection (libFor, which keeps a helper a comment names, to be safe),
+// only the identifiers of the code count, so a helper kept for a word of
+// a comment does not add the fields it reads.
+func usedLua(t *testing.T, name string) string {
+	t.Helper()
+	body := readScript(name)
+	blocks := parsedLib()
+	need := map[string]bool{}
+	for _, id := range luaCodeIdents(t, name, body) {
+		need[id] = true
+	}
+	keep := make([]bool, len(blocks))
+	for i := len(blocks) - 1; i >= 0; i-- {
+		for _, n := range blocks[i].names {
+			keep[i] = keep[i] || need[n]
+		}
+		if keep[i] {
+			for _, id := range luaCodeIdents(t, name, blocks[i].text) {
+				need[id] = true
+			}
+		}
+	}
+	var b strings.Builder
+	for i, blk := range blocks {
+		if keep[i] {
+			b.WriteString(blk.text)
+		}
+	}
+	return b.String() + body
+}
+
+// luaCodeIdents is every name Lua code refers to (comments and strings
+// left out).
+func luaCodeIdents(t *testing.T, name, src string) []string {
+	t.Helper()
+	chunk, err := parse.Parse(strings.NewReader(src), name)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var ids []string
+	walkLua(reflect.ValueOf(chunk), func(v any) {
+		if id, ok := v.(*ast.IdentExpr); ok {
+			ids = append(ids, id.Value)
+		}
+	})
+	return ids
+}
+
+// walkLua calls f with every node under v (a parsed chunk).
+func walkLua(v reflect.Value, f func(node any)) {
+	switch v.Kind() {
+	case reflect.Interface, reflect.Pointer:
+		if v.IsNil() {
+			return
+		}
+		f(v.Interface())
+		walkLua(v.Elem(), f)
+	case reflect.Slice:
+		for i := range v.Len() {
+			walkLua(v.Index(i), f)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				walkLua(v.Field(i), f)
+			}
+		}
+	}
+}
+
+// luaArgFields parses Lua source and returns the fields of A it mentions
+// (A.<name>) and those it assigns; reading A other than by a constant
+// name is a problem (the check could not see the field).
+func luaArgFields(t *testing.T, name, src string) (reads, writes map[string]bool, problems []string) {
+	t.Helper()
+	chunk, err := parse.Parse(strings.NewReader(src), name)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	reads, writes = map[string]bool{}, map[string]bool{}
+	field := func(e ast.Expr) (string, bool) {
+		g, ok := e.(*ast.AttrGetExpr)
+		if !ok {
+			return "", false
+		}
+		if id, ok := g.Object.(*ast.IdentExpr); !ok || id.Value != "A" {
+			return "", false
+		}
+		k, ok := g.Key.(*ast.StringExpr)
+		if !ok {
+			problems = append(problems, "reads A by a computed name (line "+strconv.Itoa(g.Line())+")")
+			return "", false
+		}
+		return k.Value, true
+	}
+	walkLua(reflect.ValueOf(chunk), func(node any) {
+		if e, ok := node.(ast.Expr); ok {
+			if f, ok := field(e); ok {
+				reads[f] = true
+			}
+		}
+		if a, ok := node.(*ast.AssignStmt); ok {
+			for _, l := range a.Lhs {
+				if f, ok := field(l); ok {
+					writes[f] = true
+				}
+			}
+		}
+	})
+	return reads, writes, problems
+}
+
+// jsonTags adds the JSON field names of struct type typ to tags (embedded
+// structs' flattened, as encoding/json does) and returns what is wrong: an
+// exported field without a json name would be sent under its Go name.
+func jsonTags(typ reflect.Type, tags map[string]bool) []string {
+	var problems []string
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct:
+			problems = append(problems, jsonTags(f.Type, tags)...)
+		case !f.IsExported() || tag == "-":
+		case tag == "":
+			problems = append(problems, typ.Name()+"."+f.Name+" has no json tag")
+		case tags[tag] && typ.Kind() == reflect.Struct:
+			tags[tag] = true // another type of the script has it too
+		default:
+			tags[tag] = true
+		}
+	}
+	return problems
 }

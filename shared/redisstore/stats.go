@@ -3,6 +3,7 @@ package redisstore
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -364,16 +365,16 @@ func (s *Store) foldStats(ctx context.Context, p int, now time.Time) (more bool,
 			index[k] = len(keys)
 			return len(keys)
 		}
-		fields := make([]any, 0, n)
+		args := &foldStatsArgs{Fields: make([]foldField, 0, n)}
 		for _, it := range items[:n] {
 			t := time.Unix(it.minute*60, 0).UTC()
-			day, hour := key(s.partKey(p, keyStats, "", t)), 0
+			f := foldField{field: it.f, day: key(s.partKey(p, keyStats, "", t))}
 			if now.Sub(t) < minuteTTL {
-				hour = key(s.partKey(p, keyMinutes, "", t))
+				f.hour = key(s.partKey(p, keyMinutes, "", t))
 			}
-			fields = append(fields, []any{it.f, day, hour})
+			args.Fields = append(args.Fields, f)
 		}
-		r, err := s.run(ctx, &call{sc: scriptFoldStats, p: p, now: now, extra: keys, args: map[string]any{"fields": fields}}, nil)
+		r, err := s.run(ctx, &call{sc: scriptFoldStats, p: p, now: now, extra: keys, args: args}, nil)
 		if err != nil {
 			return false, err
 		}
@@ -410,7 +411,7 @@ func (s *Store) QueueMetrics(ctx context.Context, queues []string) (map[string]o
 	calls := make([]*call, s.l.P)
 	outs := make([]any, s.l.P)
 	for p := range s.l.P {
-		calls[p] = &call{sc: scriptQueueMetric, p: p, now: now, args: map[string]any{"queues": stringList(queues)}}
+		calls[p] = &call{sc: scriptQueueMetric, p: p, now: now, args: &queueMetricsArgs{Queues: stringList(queues)}}
 		outs[p] = new(metricsReply)
 	}
 	_, errs := s.runAll(ctx, calls, outs)
@@ -440,4 +441,23 @@ func (s *Store) QueueMetrics(ctx context.Context, queues []string) (map[string]o
 		}
 	}
 	return out, nil
+}
+
+// foldStatsArgs is fold_stats.lua's argument: the pending fields to fold.
+type foldStatsArgs struct {
+	Fields []foldField `json:"fields"`
+}
+
+// foldField is a pending field to fold with the KW indexes of the hashes
+// of its minute's day and hour (0: none), written [field, day, hour].
+type foldField struct {
+	field     string
+	day, hour int
+}
+
+func (f foldField) MarshalJSON() ([]byte, error) { return json.Marshal([]any{f.field, f.day, f.hour}) }
+
+// queueMetricsArgs is queue_metrics.lua's argument.
+type queueMetricsArgs struct {
+	Queues []string `json:"queues"`
 }

@@ -286,6 +286,27 @@ func (s *Store) opContext(ctx context.Context) (context.Context, context.CancelF
 	return context.WithTimeout(ctx, s.o.OpTimeout)
 }
 
+// opDeadline is when an operation starting now gives up: Options.OpTimeout
+// from now (zero for none). A script call carries it as a time rather than
+// a context of its own (opContext): deriving a context costs a timer and
+// the parent's bookkeeping on every call, and the autopipe needs neither
+// (autoPipe.do).
+func (s *Store) opDeadline() time.Time {
+	if s.o.OpTimeout <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(s.o.OpTimeout)
+}
+
+// withDeadline is ctx ending at deadline too (unless it is zero, or ctx
+// ends first).
+func withDeadline(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); deadline.IsZero() || ok && !d.After(deadline) {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, deadline)
+}
+
 // admitWrite asks Options.Admit, if any, whether new data may be stored.
 func (s *Store) admitWrite(ctx context.Context) error {
 	if s.o.Admit == nil {
@@ -301,8 +322,10 @@ type call struct {
 	queue string // names the keyWake key
 	// extra are the KW keys (whole key names).
 	extra []string
-	args  map[string]any
-	now   time.Time
+	// args is the call's own argument: nil, or a pointer to a struct of
+	// a type its script declares (see args.go).
+	args any
+	now  time.Time
 }
 
 // reply is what every script answers: its own fields, plus the queues its
@@ -343,13 +366,21 @@ func (s *Store) partKey(p int, name, queue string, now time.Time) string {
 	return s.l.key(p, name)
 }
 
-// argv is the JSON argument of c: its own fields plus the ones every script
-// gets (now, ms, p, P, rand, stats_ttl).
+// argv is the JSON argument of c: the fields every script gets (now, ms,
+// p, P, rand, stats_ttl; queue when c names one) and then c.args's own.
 func (s *Store) argv(c *call) (string, error) {
-	// The fields every call carries are written by hand (this is on every
-	// request's path); only the call's own arguments go through json.
-	b := make([]byte, 0, 160)
-	b = append(b, `{"now":"`...)
+	if !c.sc.takes(c.args) {
+		return "", fmt.Errorf("%s does not take an argument of type %T", c.sc.name, c.args)
+	}
+	// The fields every call carries, and the hot calls' own, are written
+	// by hand (this is on every request's path), in a pooled buffer.
+	buf := argvBuffers.Get().(*[]byte)
+	defer func() {
+		if cap(*buf) <= maxPooledArgv {
+			argvBuffers.Put(buf)
+		}
+	}()
+	b := append((*buf)[:0], `{"now":"`...)
 	b = strconv.AppendInt(b, c.now.UnixMicro(), 10)
 	b = append(b, `","ms":`...)
 	b = strconv.AppendInt(b, c.now.UnixMilli(), 10)
@@ -361,36 +392,33 @@ func (s *Store) argv(c *call) (string, error) {
 	b = strconv.AppendFloat(b, s.rand(), 'g', -1, 64)
 	b = append(b, `,"stats_ttl":`...)
 	b = strconv.AppendInt(b, int64(s.o.StatsDays+1)*86400, 10)
-	if _, ok := c.args["queue"]; c.queue != "" && !ok {
-		b = append(b, `,"queue":`...)
-		b = appendJSONString(b, c.queue)
+	if c.queue != "" {
+		b = appendStringField(b, "queue", c.queue)
 	}
-	if len(c.args) > 0 {
-		rest, err := json.Marshal(c.args)
+	switch a := c.args.(type) {
+	case nil:
+	case argAppender:
+		b = a.appendArgs(b)
+	default:
+		rest, err := json.Marshal(a)
 		if err != nil {
 			return "", err
 		}
-		b = append(b, ',')
-		b = append(b, rest[1:]...) // without its '{'
-	} else {
-		b = append(b, '}')
+		if len(rest) > 2 { // not {}
+			b = append(b, ',')
+			b = append(b, rest[1:len(rest)-1]...) // without its braces
+		}
 	}
+	b = append(b, '}')
+	*buf = b
 	return string(b), nil
 }
 
-// appendJSONString appends s as a JSON string: as is when no byte needs
-// escaping (queue names never do), else through encoding/json.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
+// argvBuffers are Store.argv's buffers; those grown past maxPooledArgv
+// (a large batch) are left to the collector.
+var argvBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+const maxPooledArgv = 64 << 10
 
 // run runs one script call and decodes its reply into out (which may be
 // nil). It returns the reply's common part; a reply with an error code is
@@ -404,9 +432,7 @@ func (s *Store) run(ctx context.Context, c *call, out any) (*reply, error) {
 		return nil, ocypod.Internal(err)
 	}
 	b := c.sc.get()
-	ctx, cancel := s.opContext(ctx)
-	defer cancel()
-	res, err := s.exec(ctx, b, s.keysOf(b, c), arg)
+	res, err := s.exec(ctx, s.opDeadline(), b, s.keysOf(b, c), arg)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -427,13 +453,17 @@ const (
 // exec runs a built script: with FCALL while the server has functions
 // (loading the library where it is missing), else with EVALSHA (EVAL when
 // the server does not have the script yet). Each is one call of its own,
-// or goes with other operations' calls through s.pipe.
-func (s *Store) exec(ctx context.Context, b *built, keys []string, arg string) (string, error) {
+// or goes with other operations' calls through s.pipe. All of it ends by
+// deadline (zero: none but ctx's).
+func (s *Store) exec(ctx context.Context, deadline time.Time, b *built, keys []string, arg string) (string, error) {
 	if s.mode.Load() != modeEval {
-		res, err := s.script(ctx, "fcall", b.fn, keys, arg)
+		res, err := s.script(ctx, deadline, "fcall", b.fn, keys, arg)
 		if functionMissing(err) {
-			if err = s.loadLibrary(ctx); err == nil {
-				res, err = s.script(ctx, "fcall", b.fn, keys, arg)
+			lctx, cancel := withDeadline(ctx, deadline)
+			err = s.loadLibrary(lctx)
+			cancel()
+			if err == nil {
+				res, err = s.script(ctx, deadline, "fcall", b.fn, keys, arg)
 			}
 		}
 		switch {
@@ -450,20 +480,23 @@ func (s *Store) exec(ctx context.Context, b *built, keys []string, arg string) (
 		}
 	}
 	// NOSCRIPT means the script did not run: EVAL sends it, and loads it.
-	res, err := s.script(ctx, "evalsha", b.rs.Hash(), keys, arg)
+	res, err := s.script(ctx, deadline, "evalsha", b.rs.Hash(), keys, arg)
 	if redis.HasErrorPrefix(err, "NOSCRIPT") {
-		res, err = s.script(ctx, "eval", b.src, keys, arg)
+		res, err = s.script(ctx, deadline, "eval", b.src, keys, arg)
 	}
 	return res, err
 }
 
 // script sends one script command (fcall, evalsha or eval: name, then the
-// function, hash or source) and returns its text reply.
-func (s *Store) script(ctx context.Context, cmd, name string, keys []string, arg string) (string, error) {
-	c := scriptCmd(ctx, cmd, name, keys, arg)
+// function, hash or source) and returns its text reply, by deadline (zero:
+// none but ctx's).
+func (s *Store) script(ctx context.Context, deadline time.Time, cmd, name string, keys []string, arg string) (string, error) {
 	if s.pipe != nil {
-		return s.pipe.do(ctx, c)
+		return s.pipe.do(ctx, deadline, scriptCmd(ctx, cmd, name, keys, arg))
 	}
+	ctx, cancel := withDeadline(ctx, deadline)
+	defer cancel()
+	c := scriptCmd(ctx, cmd, name, keys, arg)
 	_ = s.rdb.Process(ctx, c)
 	return c.Text()
 }
@@ -678,15 +711,6 @@ func (v flexNum) int() (int64, error) {
 		return 0, fmt.Errorf("invalid number %q", string(v))
 	}
 	return int64(f), nil
-}
-
-// num encodes an unsigned number for a script: a JSON number while exact
-// in cjson, else a decimal string.
-func num(n uint64) any {
-	if n < 1<<46 {
-		return n
-	}
-	return strconv.FormatUint(n, 10)
 }
 
 // ConfigOptions are the store's options of a configuration: namespace,

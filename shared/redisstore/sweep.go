@@ -122,9 +122,9 @@ func (s *Store) sweepKind(ctx context.Context, kind, name string) (SweepResult, 
 	calls := make([]*call, s.l.P)
 	outs := make([]any, s.l.P)
 	for p := range s.l.P {
-		args := map[string]any{"kind": kind, "limit": s.o.SweepBatch}
+		args := &sweepArgs{Kind: kind, Limit: s.o.SweepBatch}
 		if kind == keyExpiry {
-			args["worker_ttl"] = s.o.WorkerExpiry.Milliseconds()
+			args.WorkerTTL = s.o.WorkerExpiry.Milliseconds()
 		}
 		calls[p] = &call{sc: scriptSweep, p: p, args: args}
 		outs[p] = new(sweepReply)
@@ -207,4 +207,13 @@ func (s *Store) OldestDue(ctx context.Context) (time.Duration, error) {
 		}
 	}
 	return oldest, nil
+}
+
+// sweepArgs is sweep.lua's argument: the kind of sweep, the most jobs it
+// handles, and with kind exp how long (ms, > 0) a worker is listed after
+// it was last seen.
+type sweepArgs struct {
+	Kind      string `json:"kind"`
+	Limit     int    `json:"limit"`
+	WorkerTTL int64  `json:"worker_ttl,omitempty"`
 }

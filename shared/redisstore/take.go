@@ -133,6 +133,47 @@ type takeReply struct {
 	Dropping bool `json:"dropping"`
 }
 
+// takeArgs is take.lua's argument.
+type takeArgs struct {
+	Queues   []string `json:"queues"`
+	Count    int      `json:"count"`
+	Worker   string   `json:"worker"` // '' for nobody named
+	Inline   int      `json:"inline"`
+	MaxBytes int      `json:"max_bytes"`
+	// WorkerTTL is how long (ms) a worker is listed after it last took a
+	// job.
+	WorkerTTL int64 `json:"worker_ttl"`
+	// Any: the answer already holds jobs.
+	Any bool `json:"any,omitempty"`
+	// Push and MinTimeout (seconds): the push dispatcher's take.
+	Push       bool   `json:"push,omitempty"`
+	MinTimeout *int64 `json:"min_timeout,omitempty"`
+	// Wait is how long (ms) the taker waits when nothing is taken.
+	Wait *int64 `json:"wait,omitempty"`
+}
+
+func (a *takeArgs) appendArgs(b []byte) []byte {
+	b = appendStrings(appendField(b, "queues"), a.Queues)
+	b = appendIntField(b, "count", int64(a.Count))
+	b = appendStringField(b, "worker", a.Worker)
+	b = appendIntField(b, "inline", int64(a.Inline))
+	b = appendIntField(b, "max_bytes", int64(a.MaxBytes))
+	b = appendIntField(b, "worker_ttl", a.WorkerTTL)
+	if a.Any {
+		b = appendBoolField(b, "any", true)
+	}
+	if a.Push {
+		b = appendBoolField(b, "push", true)
+	}
+	if a.MinTimeout != nil {
+		b = appendIntField(b, "min_timeout", *a.MinTimeout)
+	}
+	if a.Wait != nil {
+		b = appendIntField(b, "wait", *a.Wait)
+	}
+	return b
+}
+
 // maxDropRounds bounds the calls one take makes to one partition while
 // they keep dropping jobs of deleted queues (take.lua's TAKE_DROPS each).
 const maxDropRounds = 40
@@ -192,17 +233,15 @@ func (t *takeCall) once(ctx context.Context, wait time.Duration) ([]ocypod.NextJ
 groups:
 	for _, g := range t.groups {
 		for round := 0; len(jobs) < t.count && left > 0; round++ {
-			args := map[string]any{"queues": g.queues, "count": t.count - len(jobs), "worker": t.req.Worker,
-				"inline": t.s.o.InlineSweep, "max_bytes": left, "worker_ttl": t.s.o.WorkerExpiry.Milliseconds()}
-			if len(jobs) > 0 {
-				args["any"] = true
-			}
+			args := &takeArgs{Queues: g.queues, Count: t.count - len(jobs), Worker: t.req.Worker,
+				Inline: t.s.o.InlineSweep, MaxBytes: left, WorkerTTL: t.s.o.WorkerExpiry.Milliseconds(), Any: len(jobs) > 0}
 			if t.req.Push {
-				args["push"] = true
-				args["min_timeout"] = int64((t.req.PushTimeout + time.Second - 1) / time.Second)
+				floor := int64((t.req.PushTimeout + time.Second - 1) / time.Second)
+				args.Push, args.MinTimeout = true, &floor
 			}
 			if wait > 0 {
-				args["wait"] = wait.Milliseconds()
+				w := wait.Milliseconds()
+				args.Wait = &w
 			}
 			var got takeReply
 			r, err := t.s.run(ctx, &call{sc: scriptTake, p: g.p, args: args}, &got)

@@ -372,7 +372,7 @@ func (s *Store) upgradeV1(ctx context.Context, end time.Time) (done bool, err er
 		return fail(translate(err))
 	}
 	for _, q := range names {
-		if _, err := s.upgradeCall(ctx, map[string]any{"op": "queue", "name": q}, v1+"queue:"+q); err != nil {
+		if _, err := s.upgradeCall(ctx, &upgradeQueueArgs{Op: "queue", Name: q}, v1+"queue:"+q); err != nil {
 			return fail(err)
 		}
 	}
@@ -403,7 +403,7 @@ func (s *Store) upgradeV1(ctx context.Context, end time.Time) (done bool, err er
 		hi := min(next+int64(cmp.Or(s.upgradeBatch, upgradeBatch))-1, last)
 		ids := make([]string, 0, hi-next+1)
 		keys := make([]string, 0, hi-next+2)
-		batchSeq := map[string]any{}
+		batchSeq := map[string]string{}
 		for id := next; id <= hi; id++ {
 			sid := strconv.FormatInt(id, 10)
 			ids = append(ids, sid)
@@ -412,7 +412,7 @@ func (s *Store) upgradeV1(ctx context.Context, end time.Time) (done bool, err er
 				batchSeq[sid] = sq
 			}
 		}
-		n, err := s.upgradeCall(ctx, map[string]any{"op": "jobs", "ids": ids, "seq": batchSeq}, append(keys, v1+"failed")...)
+		n, err := s.upgradeCall(ctx, &upgradeJobsArgs{Op: "jobs", IDs: ids, Seq: batchSeq}, append(keys, v1+"failed")...)
 		if err != nil {
 			return fail(err)
 		}
@@ -457,7 +457,7 @@ func (s *Store) upgradeV1(ctx context.Context, end time.Time) (done bool, err er
 		}
 		old = old[n:]
 	}
-	if _, err := s.upgradeCall(ctx, map[string]any{"op": "finish"}, v1+"stats", v1+"job_id"); err != nil {
+	if _, err := s.upgradeCall(ctx, &upgradeArgs{Op: "finish"}, v1+"stats", v1+"job_id"); err != nil {
 		return fail(err)
 	}
 	if err := s.rdb.Del(octx, progress).Err(); err != nil && !isNil(err) {
@@ -467,7 +467,7 @@ func (s *Store) upgradeV1(ctx context.Context, end time.Time) (done bool, err er
 }
 
 // upgradeCall runs one upgrade.lua call with the version-1 keys v1keys.
-func (s *Store) upgradeCall(ctx context.Context, args map[string]any, v1keys ...string) (int, error) {
+func (s *Store) upgradeCall(ctx context.Context, args any, v1keys ...string) (int, error) {
 	var got struct {
 		Done int `json:"done"`
 	}
@@ -498,7 +498,7 @@ func (s *Store) upgradeV2(ctx context.Context, end time.Time) (done bool, err er
 				Done int  `json:"done"`
 				More bool `json:"more"`
 			}
-			r, err := s.run(ctx, &call{sc: scriptUpgrade, p: p, args: map[string]any{"op": "by_id", "limit": batch}}, &got)
+			r, err := s.run(ctx, &call{sc: scriptUpgrade, p: p, args: &upgradeArgs{Op: "by_id", Limit: batch}}, &got)
 			if err != nil {
 				return fail(err)
 			}
@@ -533,4 +533,27 @@ func (s *Store) upgradeV2(ctx context.Context, end time.Time) (done bool, err er
 		}
 	}
 	return true, nil
+}
+
+// upgradeArgs is upgrade.lua's argument for the ops "finish" (the version-1
+// totals and id counter move) and "by_id" (up to Limit, > 0, queued jobs
+// get their by-id entries).
+type upgradeArgs struct {
+	Op    string `json:"op"`
+	Limit int    `json:"limit,omitempty"`
+}
+
+// upgradeQueueArgs is upgrade.lua's argument to convert version-1 queue
+// Name.
+type upgradeQueueArgs struct {
+	Op   string `json:"op"` // queue
+	Name string `json:"name"`
+}
+
+// upgradeJobsArgs is upgrade.lua's argument to convert version-1 jobs:
+// their ids and their queued places (id -> score).
+type upgradeJobsArgs struct {
+	Op  string            `json:"op"` // jobs
+	IDs []string          `json:"ids"`
+	Seq map[string]string `json:"seq"`
 }

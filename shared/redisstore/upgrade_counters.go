@@ -35,7 +35,7 @@ func (s *Store) upgradeQueuedCounts(ctx context.Context, end time.Time) (done bo
 				Done int  `json:"done"`
 				More bool `json:"more"`
 			}
-			r, err := s.run(ctx, &call{sc: scriptUpCounts, p: p, args: map[string]any{"limit": batch}}, &got)
+			r, err := s.run(ctx, &call{sc: scriptUpCounts, p: p, args: &upCountsArgs{Limit: batch}}, &got)
 			if err != nil {
 				return fail(err)
 			}
@@ -66,4 +66,10 @@ func (s *Store) upgradeQueuedCounts(ctx context.Context, end time.Time) (done bo
 		}
 	}
 	return true, nil
+}
+
+// upCountsArgs is upgrade_counters.lua's argument: the most queues a call
+// counts.
+type upCountsArgs struct {
+	Limit int `json:"limit"`
 }

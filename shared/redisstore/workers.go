@@ -28,7 +28,7 @@ func (s *Store) Workers(ctx context.Context) ([]ocypod.Worker, error) {
 	calls := make([]*call, s.l.P)
 	outs := make([]any, s.l.P)
 	for p := range s.l.P {
-		calls[p] = &call{sc: scriptWorkers, p: p, args: map[string]any{"since": since}}
+		calls[p] = &call{sc: scriptWorkers, p: p, args: &workersArgs{Since: since}}
 		outs[p] = new(reply)
 	}
 	_, errs := s.runAll(ctx, calls, outs)
@@ -73,7 +73,7 @@ func (s *Store) Worker(ctx context.Context, name string) (ocypod.WorkerJobs, err
 	calls := make([]*call, s.l.P)
 	outs := make([]any, s.l.P)
 	for p := range s.l.P {
-		calls[p] = &call{sc: scriptWorkers, p: p, args: map[string]any{"name": name, "since": s.now().Add(-s.o.WorkerExpiry).UnixMilli()}}
+		calls[p] = &call{sc: scriptWorkers, p: p, args: &workerJobsArgs{Name: name, Since: s.now().Add(-s.o.WorkerExpiry).UnixMilli()}}
 		outs[p] = new(reply)
 	}
 	_, errs := s.runAll(ctx, calls, outs)
@@ -94,4 +94,17 @@ func (s *Store) Worker(ctx context.Context, name string) (ocypod.WorkerJobs, err
 	slices.Sort(res.Running)
 	slices.Sort(res.TimedOut)
 	return res, nil
+}
+
+// workersArgs is workers.lua's argument to list the workers seen since
+// Since (ms).
+type workersArgs struct {
+	Since int64 `json:"since"`
+}
+
+// workerJobsArgs is workers.lua's argument to list the jobs of worker
+// Name, if seen since Since (ms).
+type workerJobsArgs struct {
+	Name  string `json:"name"`
+	Since int64  `json:"since"`
 }
