@@ -147,7 +147,7 @@ func Subscribed(tb interface{ Fatal(...any) }, s *Store) {
 func SetLostAck(s *Store, on bool) { s.lostAck = on }
 
 // FoldStats folds s's pending statistics of the minutes before now's, as
-// the expiry sweep does, until none is left.
+// the sweeps do, until none is left.
 func FoldStats(ctx context.Context, s *Store, now time.Time) error {
 	for p := range s.l.P {
 		for {

@@ -23,9 +23,9 @@ const layoutQueuedCounts = 4
 // call run again (after a crash, or by a holder whose lease lapsed) goes
 // on from there, and counting a queue twice sets the same count. Once
 // every partition is done the layout is marked version 4
-// (layoutQueuedCounts). The statistics
-// need no conversion: the days' and hours' hashes keep their fields, and
-// the pending counts (keyPending) start empty.
+// (layoutQueuedCounts). The statistics need no conversion: the days' and
+// hours' hashes keep their fields, and the pending counts (keyPending)
+// start empty.
 func (s *Store) upgradeQueuedCounts(ctx context.Context, end time.Time) (done bool, err error) {
 	fail := func(err error) (bool, error) { return false, fmt.Errorf("version 3 to 4: %w", err) }
 	batch := cmp.Or(s.upgradeBatch, upgradeBatch)
