@@ -492,31 +492,12 @@ func (s *Store) upgradeCall(ctx context.Context, args any, v1keys ...string) (in
 func (s *Store) upgradeV2(ctx context.Context, end time.Time) (done bool, err error) {
 	fail := func(err error) (bool, error) { return false, fmt.Errorf("version 2 to 3: %w", err) }
 	batch := cmp.Or(s.upgradeBatch, upgradeBatch)
-	for p := range s.l.P {
-		for {
-			var got struct {
-				Done int  `json:"done"`
-				More bool `json:"more"`
-			}
-			r, err := s.run(ctx, &call{sc: scriptUpgrade, p: p, args: &upgradeArgs{Op: "by_id", Limit: batch}}, &got)
-			if err != nil {
-				return fail(err)
-			}
-			if r.Err != "" {
-				return fail(refusal(r, 0, "", nil))
-			}
-			s.log.InfoContext(ctx, "upgrading to layout version 3: queued jobs' by-id entries",
-				slog.Int("partition", p), slog.Int("added", got.Done), slog.Bool("more", got.More))
-			if err := s.upgradeHooks.batch(); err != nil {
-				return false, err
-			}
-			if !got.More {
-				break
-			}
-			if !end.IsZero() && time.Now().After(end) {
-				return false, nil
-			}
-		}
+	if done, err := s.partitionBatches(ctx, end, 3, "queued jobs' by-id entries", func(p int) *call {
+		return &call{sc: scriptUpgrade, p: p, args: &upgradeArgs{Op: "by_id", Limit: batch}}
+	}); err != nil {
+		return fail(err)
+	} else if !done {
+		return false, nil
 	}
 	octx, cancel := s.opContext(ctx)
 	defer cancel()
@@ -556,4 +537,41 @@ type upgradeJobsArgs struct {
 	Op  string            `json:"op"` // jobs
 	IDs []string          `json:"ids"`
 	Seq map[string]string `json:"seq"`
+}
+
+// partitionBatches runs the batched script of the step to layout version
+// to, partition by partition:
+// the call of partition p (next) converts a batch and answers {done, more};
+// the partition's calls go on while more is set. It reports false (and no
+// error) when end passes first; the step, resumable, goes on from there
+// the next time. Each batch is logged (what the step converts) and passes
+// the test hook upgradeHooks.batch.
+func (s *Store) partitionBatches(ctx context.Context, end time.Time, to int, what string, next func(p int) *call) (bool, error) {
+	for p := range s.l.P {
+		for {
+			var got struct {
+				Done int  `json:"done"`
+				More bool `json:"more"`
+			}
+			r, err := s.run(ctx, next(p), &got)
+			if err != nil {
+				return false, err
+			}
+			if r.Err != "" {
+				return false, refusal(r, 0, "", nil)
+			}
+			s.log.InfoContext(ctx, "upgrading to layout version "+strconv.Itoa(to)+": "+what,
+				slog.Int("partition", p), slog.Int("converted", got.Done), slog.Bool("more", got.More))
+			if err := s.upgradeHooks.batch(); err != nil {
+				return false, err
+			}
+			if !got.More {
+				break
+			}
+			if !end.IsZero() && time.Now().After(end) {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
 }

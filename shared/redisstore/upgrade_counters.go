@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"time"
 )
@@ -29,31 +28,12 @@ const layoutQueuedCounts = 4
 func (s *Store) upgradeQueuedCounts(ctx context.Context, end time.Time) (done bool, err error) {
 	fail := func(err error) (bool, error) { return false, fmt.Errorf("version 3 to 4: %w", err) }
 	batch := cmp.Or(s.upgradeBatch, upgradeBatch)
-	for p := range s.l.P {
-		for {
-			var got struct {
-				Done int  `json:"done"`
-				More bool `json:"more"`
-			}
-			r, err := s.run(ctx, &call{sc: scriptUpCounts, p: p, args: &upCountsArgs{Limit: batch}}, &got)
-			if err != nil {
-				return fail(err)
-			}
-			if r.Err != "" {
-				return fail(refusal(r, 0, "", nil))
-			}
-			s.log.InfoContext(ctx, "upgrading to layout version 4: queues' counts of queued jobs",
-				slog.Int("partition", p), slog.Int("counted", got.Done), slog.Bool("more", got.More))
-			if err := s.upgradeHooks.batch(); err != nil {
-				return false, err
-			}
-			if !got.More {
-				break
-			}
-			if !end.IsZero() && time.Now().After(end) {
-				return false, nil
-			}
-		}
+	if done, err := s.partitionBatches(ctx, end, layoutQueuedCounts, "queues' counts of queued jobs", func(p int) *call {
+		return &call{sc: scriptUpCounts, p: p, args: &upCountsArgs{Limit: batch}}
+	}); err != nil {
+		return fail(err)
+	} else if !done {
+		return false, nil
 	}
 	octx, cancel := s.opContext(ctx)
 	defer cancel()
