@@ -206,29 +206,11 @@ func (h *harness) loadFixture(file, from string) {
 	if err := json.Unmarshal(b, &entries); err != nil {
 		h.t.Fatal(err)
 	}
-	for _, e := range entries {
-		key := h.lay.Key(0, strings.TrimPrefix(e.Key, "{"+from+"}:"))
-		switch e.Type {
-		case "string":
-			var v string
-			_ = json.Unmarshal(e.Value, &v)
-			h.do("SET", key, v)
-		case "hash":
-			var v map[string]string
-			_ = json.Unmarshal(e.Value, &v)
-			for f, x := range v {
-				h.do("HSET", key, f, x)
-			}
-		case "zset":
-			var v [][2]string
-			_ = json.Unmarshal(e.Value, &v)
-			for _, z := range v {
-				h.do("ZADD", key, z[1], z[0])
-			}
-		default:
-			h.t.Fatalf("fixture %s: key %s of type %s", file, e.Key, e.Type)
-		}
+	dumped := make([]legacyEntry, len(entries))
+	for i, e := range entries {
+		dumped[i] = legacyEntry{P: 0, Name: strings.TrimPrefix(e.Key, "{"+from+"}:"), Type: e.Type, Value: e.Value}
 	}
+	h.writeEntries(dumped)
 }
 
 var depsCases = []conformanceCase{
